@@ -1,0 +1,40 @@
+package batch
+
+// Labels, annotations and names that batch-apiserver and its controller put on
+// Jobs and their Pods. They mirror upstream's batch.kubernetes.io/ names under
+// our own prefix.
+const (
+	labelPrefix = "batch.jobs.dev/"
+
+	// JobNameLabel is the label on a Job's pods (and template) carrying the Job's name.
+	JobNameLabel = labelPrefix + "job-name"
+	// ControllerUIDLabel is the label on a Job's pods (and template) carrying the Job's UID;
+	// the generated selector matches it.
+	ControllerUIDLabel = labelPrefix + "controller-uid"
+	// LegacyJobNameLabel is the unprefixed job-name label set next to JobNameLabel, as upstream does.
+	LegacyJobNameLabel = "job-name"
+	// LegacyControllerUIDLabel is the unprefixed controller-uid label set next to ControllerUIDLabel.
+	LegacyControllerUIDLabel = "controller-uid"
+	// JobCompletionIndexAnnotation holds the completion index of a pod of an Indexed Job;
+	// it is set as a label too.
+	JobCompletionIndexAnnotation = labelPrefix + "job-completion-index"
+	// JobTrackingFinalizer is the finalizer the controller puts on the pods it tracks.
+	JobTrackingFinalizer = labelPrefix + "job-tracking"
+	// JobIndexFailureCountAnnotation counts the failures of a pod's index.
+	JobIndexFailureCountAnnotation = labelPrefix + "job-index-failure-count"
+	// JobIndexIgnoredFailureCountAnnotation counts the ignored failures of a pod's index.
+	JobIndexIgnoredFailureCountAnnotation = labelPrefix + "job-index-ignored-failure-count"
+	// JobControllerName is the reserved spec.managedBy value of the embedded Job controller.
+	JobControllerName = "kubernetes.io/job-controller"
+)
+
+// Reasons the controller puts on Job conditions, as upstream.
+const (
+	JobReasonPodFailurePolicy         = "PodFailurePolicy"
+	JobReasonBackoffLimitExceeded     = "BackoffLimitExceeded"
+	JobReasonDeadlineExceeded         = "DeadlineExceeded"
+	JobReasonMaxFailedIndexesExceeded = "MaxFailedIndexesExceeded"
+	JobReasonFailedIndexes            = "FailedIndexes"
+	JobReasonSuccessPolicy            = "SuccessPolicy"
+	JobReasonCompletionsReached       = "CompletionsReached"
+)

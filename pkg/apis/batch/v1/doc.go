@@ -1,0 +1,9 @@
+// +k8s:deepcopy-gen=package
+// +k8s:conversion-gen=github.com/batch-apiserver/batch-apiserver/pkg/apis/batch
+// +k8s:defaulter-gen=TypeMeta
+// +k8s:openapi-gen=true
+// +k8s:openapi-model-package=dev.jobs.batch.v1
+// +groupName=batch.jobs.dev
+
+// Package v1 is the v1 version of the batch.jobs.dev API.
+package v1

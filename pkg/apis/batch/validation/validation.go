@@ -1,0 +1,390 @@
+// Package validation holds the validation of batch.jobs.dev Jobs: the spec on
+// create and update, the status subresource, and the warnings. It reproduces
+// the rules, field paths, error types and messages of kube-apiserver 1.37 for
+// batch/v1 Jobs. The functions are pure: the registry strategy decides the
+// options from the old and new object and calls them.
+package validation
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+)
+
+const (
+	// maxParallelismForIndexedJob caps parallelism of Indexed Jobs, which
+	// bounds the length of status.completedIndexes.
+	maxParallelismForIndexedJob = 100_000
+	// maxFailedIndexesForIndexedJob caps maxFailedIndexes, which bounds the
+	// length of status.failedIndexes.
+	maxFailedIndexesForIndexedJob = 100_000
+
+	completionsSoftLimit                    = 100_000
+	parallelismLimitForHighCompletions      = 10_000
+	maxFailedIndexesLimitForHighCompletions = 10_000
+
+	maxPodFailurePolicyRules                   = 20
+	maxPodFailurePolicyOnExitCodesValues       = 255
+	maxPodFailurePolicyOnPodConditionsPatterns = 20
+
+	maxManagedByLength = 63
+
+	maxJobSuccessPolicySucceededIndexesLimit = 64 * 1024
+	maxSuccessPolicyRule                     = 20
+)
+
+var (
+	// The sorted lists below are what upstream prints in Required details and
+	// NotSupported errors (sets.List order).
+	supportedPodFailurePolicyActions = []batch.PodFailurePolicyAction{
+		batch.PodFailurePolicyActionCount,
+		batch.PodFailurePolicyActionFailIndex,
+		batch.PodFailurePolicyActionFailJob,
+		batch.PodFailurePolicyActionIgnore,
+	}
+	supportedPodFailurePolicyOnExitCodesOperators = []batch.PodFailurePolicyOnExitCodesOperator{
+		batch.PodFailurePolicyOnExitCodesOpIn,
+		batch.PodFailurePolicyOnExitCodesOpNotIn,
+	}
+	supportedPodFailurePolicyOnPodConditionsStatuses = []string{"False", "True", "Unknown"}
+	supportedPodReplacementPolicies                  = []batch.PodReplacementPolicy{batch.Failed, batch.TerminatingOrFailed}
+	supportedRestartPolicies                         = []string{"OnFailure", "Never"}
+	// standardFinalizers are the unqualified finalizer names core validation accepts.
+	standardFinalizers = map[string]bool{"kubernetes": true, metav1.FinalizerOrphanDependents: true, metav1.FinalizerDeleteDependents: true}
+)
+
+// ValidateGeneratedSelector checks, unless manualSelector is true, that the
+// template carries the labels the generated selector relies on and that the
+// selector is the generated one. requirePrefixed adds the batch.jobs.dev/
+// labels to the legacy unprefixed ones.
+func ValidateGeneratedSelector(job *batch.Job, requirePrefixed bool) field.ErrorList {
+	var allErrs field.ErrorList
+	if ptr.Deref(job.Spec.ManualSelector, false) || job.Spec.Selector == nil {
+		// A missing selector is reported by the spec validation.
+		return allErrs
+	}
+	if job.UID == "" {
+		// Otherwise the generated selector would be "controller-uid=".
+		allErrs = append(allErrs, field.Required(field.NewPath("metadata", "uid"), ""))
+	}
+	metaPath := field.NewPath("spec", "template", "metadata")
+	allErrs = append(allErrs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.LegacyControllerUIDLabel, string(job.UID))...)
+	allErrs = append(allErrs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.LegacyJobNameLabel, job.Name)...)
+	expected := labels.Set{
+		batch.LegacyControllerUIDLabel: string(job.UID),
+		batch.LegacyJobNameLabel:       job.Name,
+	}
+	if requirePrefixed {
+		allErrs = append(allErrs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.ControllerUIDLabel, string(job.UID))...)
+		allErrs = append(allErrs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.JobNameLabel, job.Name)...)
+		expected[batch.ControllerUIDLabel] = string(job.UID)
+		expected[batch.JobNameLabel] = job.Name
+	}
+	if selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector); err == nil && !selector.Matches(expected) {
+		allErrs = append(allErrs, field.Invalid(field.NewPath("spec", "selector"), job.Spec.Selector, "`selector` not auto-generated"))
+	}
+	return allErrs
+}
+
+func validateHasLabel(lbls map[string]string, metaPath *field.Path, key, expected string) field.ErrorList {
+	path := metaPath.Child("labels").Key(key)
+	actual, found := lbls[key]
+	if !found {
+		return field.ErrorList{field.Required(path, fmt.Sprintf("must be '%s'", expected))}
+	}
+	if actual != expected {
+		return field.ErrorList{field.Invalid(path, lbls, fmt.Sprintf("must be '%s'", expected))}
+	}
+	return nil
+}
+
+// ValidateJob validates a Job on create. The selector must already have been
+// generated (unless manualSelector is true).
+func ValidateJob(job *batch.Job, opts JobValidationOptions) field.ErrorList {
+	allErrs := validateObjectMeta(&job.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, ValidateGeneratedSelector(job, opts.RequirePrefixedLabels)...)
+	allErrs = append(allErrs, validateJobSpec(&job.Spec, field.NewPath("spec"), opts.PodTemplateValidationOptions)...)
+	allErrs = append(allErrs, validateNameAllowsCompletions(job)...)
+	return allErrs
+}
+
+// validateObjectMeta is core's ValidateObjectMeta for a namespaced object whose
+// name is a DNS subdomain, including core's finalizer name check.
+func validateObjectMeta(meta *metav1.ObjectMeta, fldPath *field.Path) field.ErrorList {
+	allErrs := apimachineryvalidation.ValidateObjectMeta(meta, true, apimachineryvalidation.NameIsDNSSubdomain, fldPath)
+	return append(allErrs, validateFinalizerNames(meta.Finalizers, fldPath)...)
+}
+
+func validateObjectMetaUpdate(meta, oldMeta *metav1.ObjectMeta, fldPath *field.Path) field.ErrorList {
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(meta, oldMeta, fldPath)
+	return append(allErrs, validateFinalizerNames(meta.Finalizers, fldPath)...)
+}
+
+func validateFinalizerNames(finalizers []string, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for i, f := range finalizers {
+		if !containsSlash(f) && !standardFinalizers[f] {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("finalizers").Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))
+		}
+	}
+	return allErrs
+}
+
+func containsSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+// validateNameAllowsCompletions checks that the hostname of the pod with the
+// highest index, "<name>-<completions-1>", is a DNS label; otherwise the
+// controller could never create that pod.
+func validateNameAllowsCompletions(job *batch.Job) field.ErrorList {
+	if !isIndexed(&job.Spec) || job.Spec.Completions == nil || *job.Spec.Completions <= 0 {
+		return nil
+	}
+	hostname := fmt.Sprintf("%s-%d", job.Name, *job.Spec.Completions-1)
+	if errs := utilvalidation.IsDNS1123Label(hostname); len(errs) > 0 {
+		return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), job.Name, fmt.Sprintf("will not able to create pod with invalid DNS label: %s", hostname))}
+	}
+	return nil
+}
+
+func isIndexed(spec *batch.JobSpec) bool {
+	return ptr.Deref(spec.CompletionMode, batch.NonIndexedCompletion) == batch.IndexedCompletion
+}
+
+// validateJobSpec validates the spec of a Job, including its selector.
+func validateJobSpec(spec *batch.JobSpec, fldPath *field.Path, opts PodTemplateValidationOptions) field.ErrorList {
+	allErrs := validateJobSpecFields(spec, fldPath, opts)
+	if spec.Selector == nil {
+		allErrs = append(allErrs, field.Required(fldPath.Child("selector"), ""))
+	} else {
+		selectorOpts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: opts.AllowInvalidLabelValueInSelector}
+		allErrs = append(allErrs, metav1validation.ValidateLabelSelector(spec.Selector, selectorOpts, fldPath.Child("selector"))...)
+	}
+	// Whether generated or manual, the selector must match the pods the Job creates.
+	if selector, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil && !selector.Matches(labels.Set(spec.Template.Labels)) {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("template", "metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
+	}
+	return allErrs
+}
+
+func validateNonnegative(value int64, fldPath *field.Path) field.ErrorList {
+	return apimachineryvalidation.ValidateNonnegativeField(value, fldPath)
+}
+
+func validateJobSpecFields(spec *batch.JobSpec, fldPath *field.Path, opts PodTemplateValidationOptions) field.ErrorList {
+	var allErrs field.ErrorList
+	if spec.Parallelism != nil {
+		allErrs = append(allErrs, validateNonnegative(int64(*spec.Parallelism), fldPath.Child("parallelism"))...)
+	}
+	if spec.Completions != nil {
+		allErrs = append(allErrs, validateNonnegative(int64(*spec.Completions), fldPath.Child("completions"))...)
+	}
+	if spec.ActiveDeadlineSeconds != nil {
+		allErrs = append(allErrs, validateNonnegative(*spec.ActiveDeadlineSeconds, fldPath.Child("activeDeadlineSeconds"))...)
+	}
+	if spec.BackoffLimit != nil {
+		allErrs = append(allErrs, validateNonnegative(int64(*spec.BackoffLimit), fldPath.Child("backoffLimit"))...)
+	}
+	if spec.TTLSecondsAfterFinished != nil {
+		allErrs = append(allErrs, validateNonnegative(int64(*spec.TTLSecondsAfterFinished), fldPath.Child("ttlSecondsAfterFinished"))...)
+	}
+	if spec.BackoffLimitPerIndex != nil {
+		allErrs = append(allErrs, validateNonnegative(int64(*spec.BackoffLimitPerIndex), fldPath.Child("backoffLimitPerIndex"))...)
+	}
+	if spec.MaxFailedIndexes != nil {
+		allErrs = append(allErrs, validateNonnegative(int64(*spec.MaxFailedIndexes), fldPath.Child("maxFailedIndexes"))...)
+		if spec.BackoffLimitPerIndex == nil {
+			allErrs = append(allErrs, field.Required(fldPath.Child("backoffLimitPerIndex"), "when maxFailedIndexes is specified"))
+		}
+	}
+	if spec.ManagedBy != nil {
+		allErrs = append(allErrs, utilvalidation.IsDomainPrefixedPath(fldPath.Child("managedBy"), *spec.ManagedBy)...)
+		if len(*spec.ManagedBy) > maxManagedByLength {
+			allErrs = append(allErrs, field.TooLong(fldPath.Child("managedBy"), "", maxManagedByLength))
+		}
+	}
+	allErrs = append(allErrs, validateCompletionMode(spec, fldPath)...)
+	if spec.PodFailurePolicy != nil {
+		allErrs = append(allErrs, validatePodFailurePolicy(spec, fldPath.Child("podFailurePolicy"))...)
+	}
+	if spec.SuccessPolicy != nil {
+		if !isIndexed(spec) {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("successPolicy"), *spec.SuccessPolicy, "requires indexed completion mode"))
+		} else {
+			allErrs = append(allErrs, validateSuccessPolicy(spec, fldPath.Child("successPolicy"))...)
+		}
+	}
+	allErrs = append(allErrs, validatePodReplacementPolicy(spec, fldPath.Child("podReplacementPolicy"))...)
+	allErrs = append(allErrs, validatePodTemplateSpec(&spec.Template, fldPath.Child("template"), opts)...)
+	allErrs = append(allErrs, validateJobRestartPolicy(spec, fldPath.Child("template", "spec", "restartPolicy"))...)
+	return allErrs
+}
+
+func validateCompletionMode(spec *batch.JobSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if spec.CompletionMode != nil {
+		mode := *spec.CompletionMode
+		if mode != batch.NonIndexedCompletion && mode != batch.IndexedCompletion {
+			allErrs = append(allErrs, field.NotSupported(fldPath.Child("completionMode"), mode, []batch.CompletionMode{batch.NonIndexedCompletion, batch.IndexedCompletion}))
+		}
+		if mode == batch.IndexedCompletion {
+			allErrs = append(allErrs, validateIndexedLimits(spec, fldPath)...)
+		}
+	}
+	if !isIndexed(spec) {
+		if spec.BackoffLimitPerIndex != nil {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("backoffLimitPerIndex"), *spec.BackoffLimitPerIndex, "requires indexed completion mode"))
+		}
+		if spec.MaxFailedIndexes != nil {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("maxFailedIndexes"), *spec.MaxFailedIndexes, "requires indexed completion mode"))
+		}
+	}
+	return allErrs
+}
+
+func validateIndexedLimits(spec *batch.JobSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if spec.Completions == nil {
+		allErrs = append(allErrs, field.Required(fldPath.Child("completions"), fmt.Sprintf("when completion mode is %s", batch.IndexedCompletion)))
+	}
+	if spec.Parallelism != nil && *spec.Parallelism > maxParallelismForIndexedJob {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("parallelism"), *spec.Parallelism, fmt.Sprintf("must be less than or equal to %d when completion mode is %s", maxParallelismForIndexedJob, batch.IndexedCompletion)))
+	}
+	if spec.Completions != nil && spec.MaxFailedIndexes != nil && *spec.MaxFailedIndexes > *spec.Completions {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("maxFailedIndexes"), *spec.MaxFailedIndexes, "must be less than or equal to completions"))
+	}
+	if spec.MaxFailedIndexes != nil && *spec.MaxFailedIndexes > maxFailedIndexesForIndexedJob {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("maxFailedIndexes"), *spec.MaxFailedIndexes, fmt.Sprintf("must be less than or equal to %d", maxFailedIndexesForIndexedJob)))
+	}
+	if spec.Completions != nil && *spec.Completions > completionsSoftLimit && spec.BackoffLimitPerIndex != nil {
+		if spec.MaxFailedIndexes == nil {
+			allErrs = append(allErrs, field.Required(fldPath.Child("maxFailedIndexes"), fmt.Sprintf("must be specified when completions is above %d", completionsSoftLimit)))
+		}
+		if spec.Parallelism != nil && *spec.Parallelism > parallelismLimitForHighCompletions {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("parallelism"), *spec.Parallelism, fmt.Sprintf("must be less than or equal to %d when completions are above %d and used with backoff limit per index", parallelismLimitForHighCompletions, completionsSoftLimit)))
+		}
+		if spec.MaxFailedIndexes != nil && *spec.MaxFailedIndexes > maxFailedIndexesLimitForHighCompletions {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("maxFailedIndexes"), *spec.MaxFailedIndexes, fmt.Sprintf("must be less than or equal to %d when completions are above %d and used with backoff limit per index", maxFailedIndexesLimitForHighCompletions, completionsSoftLimit)))
+		}
+	}
+	return allErrs
+}
+
+// validateJobRestartPolicy applies the Job-specific restart policy rule on top
+// of the pod template's own. Defaulting turns an unset policy into Always, so
+// both count as "not chosen" and are reported as Required.
+func validateJobRestartPolicy(spec *batch.JobSpec, fldPath *field.Path) field.ErrorList {
+	policy := string(spec.Template.Spec.RestartPolicy)
+	switch {
+	case policy == "Always" || policy == "":
+		return field.ErrorList{field.Required(fldPath, fmt.Sprintf("valid values: %q, %q", "OnFailure", "Never"))}
+	case policy != "OnFailure" && policy != "Never":
+		return field.ErrorList{field.NotSupported(fldPath, policy, supportedRestartPolicies)}
+	case spec.PodFailurePolicy != nil && policy != "Never":
+		return field.ErrorList{field.Invalid(fldPath, policy, fmt.Sprintf("only %q is supported when podFailurePolicy is specified", "Never"))}
+	}
+	return nil
+}
+
+func validatePodReplacementPolicy(spec *batch.JobSpec, fldPath *field.Path) field.ErrorList {
+	if spec.PodReplacementPolicy == nil {
+		return nil
+	}
+	policy := *spec.PodReplacementPolicy
+	if spec.PodFailurePolicy != nil {
+		if policy != batch.Failed {
+			return field.ErrorList{field.NotSupported(fldPath, policy, []batch.PodReplacementPolicy{batch.Failed})}
+		}
+		return nil
+	}
+	if policy != batch.Failed && policy != batch.TerminatingOrFailed {
+		return field.ErrorList{field.NotSupported(fldPath, policy, supportedPodReplacementPolicies)}
+	}
+	return nil
+}
+
+// ValidateJobUpdate validates an update of a Job's metadata and spec.
+func ValidateJobUpdate(job, oldJob *batch.Job, opts JobValidationOptions) field.ErrorList {
+	allErrs := validateObjectMetaUpdate(&job.ObjectMeta, &oldJob.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateJobSpecUpdate(&job.Spec, &oldJob.Spec, field.NewPath("spec"), opts)...)
+	allErrs = append(allErrs, validateNameAllowsCompletions(job)...)
+	return allErrs
+}
+
+func validateJobSpecUpdate(spec, oldSpec *batch.JobSpec, fldPath *field.Path, opts JobValidationOptions) field.ErrorList {
+	allErrs := validateJobSpec(spec, fldPath, opts.PodTemplateValidationOptions)
+	allErrs = append(allErrs, validateCompletionsUpdate(spec, oldSpec, fldPath.Child("completions"))...)
+	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.Selector, oldSpec.Selector, fldPath.Child("selector"))...)
+	allErrs = append(allErrs, validatePodTemplateUpdate(spec, oldSpec, fldPath, opts)...)
+	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.CompletionMode, oldSpec.CompletionMode, fldPath.Child("completionMode"))...)
+	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.PodFailurePolicy, oldSpec.PodFailurePolicy, fldPath.Child("podFailurePolicy"))...)
+	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.BackoffLimitPerIndex, oldSpec.BackoffLimitPerIndex, fldPath.Child("backoffLimitPerIndex"))...)
+	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.ManagedBy, oldSpec.ManagedBy, fldPath.Child("managedBy"))...)
+	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.SuccessPolicy, oldSpec.SuccessPolicy, fldPath.Child("successPolicy"))...)
+	return allErrs
+}
+
+// validateCompletionsUpdate keeps completions immutable, except that an
+// Indexed Job may be scaled when completions and parallelism move together.
+func validateCompletionsUpdate(spec, oldSpec *batch.JobSpec, fldPath *field.Path) field.ErrorList {
+	if !isIndexed(spec) {
+		return apimachineryvalidation.ValidateImmutableField(spec.Completions, oldSpec.Completions, fldPath)
+	}
+	// A nil completions on an Indexed Job is reported by the spec validation.
+	if ptr.Equal(spec.Completions, oldSpec.Completions) || spec.Completions == nil {
+		return nil
+	}
+	if !ptr.Equal(spec.Completions, spec.Parallelism) {
+		return field.ErrorList{field.Invalid(fldPath, spec.Completions, fmt.Sprintf("can only be modified in tandem with %s", fldPath.Root().Child("parallelism").String()))}
+	}
+	return nil
+}
+
+// validatePodTemplateUpdate keeps the template immutable, with the upstream
+// exceptions for suspended Jobs: scheduling directives (with labels and
+// annotations) and container resources.
+func validatePodTemplateUpdate(spec, oldSpec *batch.JobSpec, fldPath *field.Path, opts JobValidationOptions) field.ErrorList {
+	template := &spec.Template
+	oldTemplate := &oldSpec.Template
+	if opts.AllowMutableSchedulingDirectives {
+		// Copy the mutable fields onto a copy of the old template so that the
+		// comparison below ignores them.
+		oldTemplate = oldSpec.Template.DeepCopy()
+		switch {
+		case template.Spec.Affinity == nil && oldTemplate.Spec.Affinity != nil:
+			// Clearing affinity is allowed when it held only node affinity.
+			oldTemplate.Spec.Affinity.NodeAffinity = nil
+			if a := oldTemplate.Spec.Affinity; a.PodAffinity == nil && a.PodAntiAffinity == nil {
+				oldTemplate.Spec.Affinity = nil
+			}
+		case template.Spec.Affinity != nil && oldTemplate.Spec.Affinity == nil:
+			oldTemplate.Spec.Affinity = &corev1.Affinity{NodeAffinity: template.Spec.Affinity.NodeAffinity}
+		case template.Spec.Affinity != nil && oldTemplate.Spec.Affinity != nil:
+			oldTemplate.Spec.Affinity.NodeAffinity = template.Spec.Affinity.NodeAffinity
+		}
+		oldTemplate.Spec.NodeSelector = template.Spec.NodeSelector
+		oldTemplate.Spec.Tolerations = template.Spec.Tolerations
+		oldTemplate.Annotations = template.Annotations
+		oldTemplate.Labels = template.Labels
+		oldTemplate.Spec.SchedulingGates = template.Spec.SchedulingGates
+	}
+	if ptr.Deref(oldSpec.Suspend, false) && opts.AllowMutablePodResources {
+		return validatePodResourceUpdatesOnly(&template.Spec, &oldTemplate.Spec, fldPath.Child("template", "spec"))
+	}
+	return apimachineryvalidation.ValidateImmutableField(template, oldTemplate, fldPath.Child("template"))
+}

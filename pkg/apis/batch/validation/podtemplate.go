@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,17 +15,19 @@ import (
 )
 
 // The pod template rules below are the part of kube-apiserver's core
-// ValidatePodTemplateSpec that Job validation depends on, with the same
-// field paths, error types and messages. Rules on fields that core defaulting
-// always fills (terminationGracePeriodSeconds, dnsPolicy, imagePullPolicy,
-// terminationMessagePolicy, port protocol) only reject values that are set
-// and wrong; the rest of core pod validation (volumes, probes, security
-// contexts, ...) is not reproduced here.
+// ValidatePodTemplateSpec that Job validation depends on, with the same field
+// paths, error types and messages: containers, their names, images, ports,
+// resources and defaulted enums, the pod's restart and DNS policies, labels,
+// annotations and node selector. The rest of core pod validation (volumes,
+// probes, env, security contexts, affinity, ...) is not reproduced here.
 
 var (
 	supportedPodRestartPolicies = []corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}
-	// In sets.List order, as upstream prints them.
-	supportedPortProtocols = []corev1.Protocol{corev1.ProtocolSCTP, corev1.ProtocolTCP, corev1.ProtocolUDP}
+	// In the order upstream prints them.
+	supportedPortProtocols              = []corev1.Protocol{corev1.ProtocolSCTP, corev1.ProtocolTCP, corev1.ProtocolUDP}
+	supportedDNSPolicies                = []corev1.DNSPolicy{corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone}
+	supportedPullPolicies               = []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}
+	supportedTerminationMessagePolicies = []corev1.TerminationMessagePolicy{corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError}
 
 	standardResourceNames = sets.New[corev1.ResourceName](
 		corev1.ResourceCPU,
@@ -79,23 +82,33 @@ func validatePodTemplateSpec(template *corev1.PodTemplateSpec, fldPath *field.Pa
 }
 
 func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateContainers(spec.Containers, fldPath.Child("containers"))
+	var allErrs field.ErrorList
+	if spec.TerminationGracePeriodSeconds == nil {
+		allErrs = append(allErrs, field.Required(fldPath.Child("terminationGracePeriodSeconds"), ""))
+	}
+	allErrs = append(allErrs, validateContainers(spec.Containers, fldPath.Child("containers"))...)
 	allErrs = append(allErrs, validateInitContainers(spec.InitContainers, spec.Containers, fldPath.Child("initContainers"))...)
 	allErrs = append(allErrs, validatePodRestartPolicy(spec.RestartPolicy, fldPath.Child("restartPolicy"))...)
+	allErrs = append(allErrs, validateEnum(spec.DNSPolicy, supportedDNSPolicies, fldPath.Child("dnsPolicy"))...)
 	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
 	return allErrs
 }
 
 // validatePodRestartPolicy is the pod's own rule; the Job narrows it further.
 func validatePodRestartPolicy(policy corev1.RestartPolicy, fldPath *field.Path) field.ErrorList {
-	switch policy {
-	case corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
-		return nil
-	case "":
+	return validateEnum(policy, supportedPodRestartPolicies, fldPath)
+}
+
+// validateEnum is core's rule for a defaulted enum field: Required when
+// empty, NotSupported when not one of the values.
+func validateEnum[T ~string](value T, supported []T, fldPath *field.Path) field.ErrorList {
+	if value == "" {
 		return field.ErrorList{field.Required(fldPath, "")}
-	default:
-		return field.ErrorList{field.NotSupported(fldPath, policy, supportedPodRestartPolicies)}
 	}
+	if !slices.Contains(supported, value) {
+		return field.ErrorList{field.NotSupported(fldPath, value, supported)}
+	}
+	return nil
 }
 
 func validateContainers(containers []corev1.Container, fldPath *field.Path) field.ErrorList {
@@ -155,7 +168,9 @@ func validateContainerCommon(ctr *corev1.Container, path *field.Path) field.Erro
 	if len(ctr.Image) == 0 {
 		allErrs = append(allErrs, field.Required(path.Child("image"), ""))
 	}
+	allErrs = append(allErrs, validateEnum(ctr.TerminationMessagePolicy, supportedTerminationMessagePolicies, path.Child("terminationMessagePolicy"))...)
 	allErrs = append(allErrs, validateContainerPorts(ctr.Ports, path.Child("ports"))...)
+	allErrs = append(allErrs, validateEnum(ctr.ImagePullPolicy, supportedPullPolicies, path.Child("imagePullPolicy"))...)
 	allErrs = append(allErrs, validateResourceRequirements(&ctr.Resources, path.Child("resources"))...)
 	return allErrs
 }
@@ -188,10 +203,7 @@ func validateContainerPorts(ports []corev1.ContainerPort, fldPath *field.Path) f
 				allErrs = append(allErrs, field.Invalid(idxPath.Child("hostPort"), port.HostPort, msg))
 			}
 		}
-		// An empty protocol is defaulted to TCP upstream before validation.
-		if port.Protocol != "" && port.Protocol != corev1.ProtocolTCP && port.Protocol != corev1.ProtocolUDP && port.Protocol != corev1.ProtocolSCTP {
-			allErrs = append(allErrs, field.NotSupported(idxPath.Child("protocol"), port.Protocol, supportedPortProtocols))
-		}
+		allErrs = append(allErrs, validateEnum(port.Protocol, supportedPortProtocols, idxPath.Child("protocol"))...)
 	}
 	return allErrs
 }

@@ -288,3 +288,5 @@ func tcp(port int32) corev1.ContainerPort {
 }
 
 func nameOfLength(n int) string { return strings.Repeat("a", n) }
+
+func cmpDiffJob(want, got *batch.Job) string { return cmp.Diff(want, got) }

@@ -138,8 +138,12 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "securityContext set is kept",
-			in:   defaulted(func(s *corev1.PodSpec) { s.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)} }),
-			want: defaulted(func(s *corev1.PodSpec) { s.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)} }),
+			in: defaulted(func(s *corev1.PodSpec) {
+				s.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}
+			}),
+			want: defaulted(func(s *corev1.PodSpec) {
+				s.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}
+			}),
 		},
 		{
 			name: "terminationGracePeriodSeconds defaults to 30",
@@ -202,8 +206,12 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "overhead is rounded up to milli scale",
-			in:   defaulted(func(s *corev1.PodSpec) { s.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1234")} }),
-			want: defaulted(func(s *corev1.PodSpec) { s.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("124m")} }),
+			in: defaulted(func(s *corev1.PodSpec) {
+				s.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1234")}
+			}),
+			want: defaulted(func(s *corev1.PodSpec) {
+				s.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("124m")}
+			}),
 		},
 		{
 			name: "pod-level resources are rounded up to milli scale",

@@ -1,0 +1,390 @@
+/*
+Copyright The batch-apiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package embeddedetcd runs a single-member etcd inside the current process.
+// It backs the standalone run mode of batch-apiserver and the storage and
+// integration tests. The member listens on loopback addresses only and serves
+// plain HTTP, so it is never reachable from another host.
+package embeddedetcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/fileutil"
+	"go.etcd.io/etcd/client/pkg/v3/logutil"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+const (
+	// memberName is the etcd member name. It is stored in the data directory,
+	// so it must not change between releases.
+	memberName = "batch-apiserver"
+
+	// DefaultStartTimeout is how long Start waits for etcd to become ready
+	// when Config.StartTimeout is zero.
+	DefaultStartTimeout = 60 * time.Second
+
+	// DefaultLogLevel is etcd's log level when Config.LogLevel is empty:
+	// only errors, so that etcd does not drown the API server's own logs.
+	DefaultLogLevel = "error"
+
+	// serveStoppedMessage is what etcd logs, at error level, for each of its
+	// listeners when they close, including on a clean shutdown.
+	serveStoppedMessage = "setting up serving from embedded etcd failed."
+
+	// lockFileName is the file in the data directory that a running member
+	// holds locked.
+	lockFileName = "embedded-etcd.lock"
+
+	// maxPortAttempts bounds the retries when a port chosen for us is taken
+	// by another process between choosing it and etcd binding it.
+	maxPortAttempts = 5
+)
+
+// Config describes an embedded etcd member. The zero value is not usable:
+// DataDir is required. Every other field has a default suited to the
+// standalone server.
+type Config struct {
+	// DataDir is the etcd data directory. It is created with mode 0700 if it
+	// does not exist. Starting again on the same directory keeps the data.
+	// Only one member at a time can use it; Start fails with
+	// ErrDataDirInUse otherwise.
+	DataDir string
+
+	// ClientURL is the URL etcd serves clients on, for example
+	// "http://127.0.0.1:2379". The host must be a loopback IP address and the
+	// scheme http. Empty means 127.0.0.1 on a free port.
+	ClientURL string
+
+	// PeerURL is the URL etcd listens on for raft peers. A single member never
+	// talks to a peer, but etcd requires the listener. The same rules as for
+	// ClientURL apply. Empty means 127.0.0.1 on a free port.
+	PeerURL string
+
+	// Logger receives etcd's server logs. When nil, etcd logs JSON to stderr
+	// at LogLevel.
+	Logger *zap.Logger
+
+	// LogLevel is etcd's log level (debug, info, warn, error, dpanic, panic
+	// or fatal) when Logger is nil. Empty means DefaultLogLevel.
+	LogLevel string
+
+	// StartTimeout bounds how long Start waits for etcd to become ready.
+	// Zero means DefaultStartTimeout.
+	StartTimeout time.Duration
+
+	// SnapshotCount is the number of committed transactions after which etcd
+	// snapshots its state and trims the in-memory raft log. Zero means etcd's
+	// default (10000); tests use a smaller value to keep memory low.
+	SnapshotCount uint64
+
+	// QuotaBackendBytes is the maximum size of the backend database. Zero
+	// means etcd's default (2 GiB). A smaller quota also shrinks the initial
+	// memory map, which matters when many tests run an etcd each.
+	QuotaBackendBytes int64
+
+	// UnsafeNoFsync disables fsync. It makes tests faster and loses data on a
+	// machine crash; never set it for data you want to keep.
+	UnsafeNoFsync bool
+}
+
+// Server is a running embedded etcd member.
+type Server struct {
+	etcd      *embed.Etcd
+	lock      *fileutil.LockedFile
+	endpoints []string
+	closing   *atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// ErrDataDirInUse is wrapped by the error Start returns when another member,
+// in this process or another one, runs on the same data directory.
+var ErrDataDirInUse = errors.New("etcd data directory is in use")
+
+// errInvalidConfig is wrapped by every error about a Config that cannot work.
+var errInvalidConfig = errors.New("invalid embedded etcd configuration")
+
+// autoPortMu serializes choosing free ports and binding them within this
+// process, so that two members started in parallel cannot pick the same port.
+var autoPortMu sync.Mutex
+
+// Start starts an etcd member as described by cfg and waits until it is ready
+// to serve, at most cfg.StartTimeout or until ctx is done. The caller must
+// Close the returned Server.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.DataDir == "" {
+		return nil, fmt.Errorf("%w: data directory is required", errInvalidConfig)
+	}
+	clientURL, err := parseLoopbackURL("client", cfg.ClientURL)
+	if err != nil {
+		return nil, err
+	}
+	peerURL, err := parseLoopbackURL("peer", cfg.PeerURL)
+	if err != nil {
+		return nil, err
+	}
+	closing := new(atomic.Bool)
+	logger, err := etcdLogger(cfg, closing)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("starting embedded etcd in %s: %w", cfg.DataDir, err)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating etcd data directory %s: %w", cfg.DataDir, err)
+	}
+	// etcd itself blocks forever, rather than failing, when another member
+	// holds the data directory.
+	lockPath := filepath.Join(cfg.DataDir, lockFileName)
+	lock, err := fileutil.TryLockFile(lockPath, os.O_WRONLY|os.O_CREATE, 0o600)
+	if errors.Is(err, fileutil.ErrLocked) {
+		return nil, fmt.Errorf("starting embedded etcd in %s: %w", cfg.DataDir, ErrDataDirInUse)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", lockPath, err)
+	}
+
+	e, err := startWithPorts(cfg, logger, clientURL, peerURL)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	stop := func() {
+		closing.Store(true)
+		e.Close()
+		lock.Close()
+	}
+
+	timeout := cfg.StartTimeout
+	if timeout == 0 {
+		timeout = DefaultStartTimeout
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-e.Server.StopNotify():
+		stop()
+		return nil, fmt.Errorf("embedded etcd in %s stopped before it became ready", cfg.DataDir)
+	case err := <-e.Err():
+		stop()
+		if err == nil {
+			return nil, fmt.Errorf("embedded etcd in %s stopped serving before it became ready", cfg.DataDir)
+		}
+		return nil, fmt.Errorf("embedded etcd in %s failed before it became ready: %w", cfg.DataDir, err)
+	case <-timer.C:
+		stop()
+		return nil, fmt.Errorf("embedded etcd in %s did not become ready within %s", cfg.DataDir, timeout)
+	case <-ctx.Done():
+		stop()
+		return nil, fmt.Errorf("waiting for embedded etcd in %s to become ready: %w", cfg.DataDir, ctx.Err())
+	}
+
+	s := &Server{etcd: e, lock: lock, closing: closing}
+	for _, l := range e.Clients {
+		s.endpoints = append(s.endpoints, "http://"+l.Addr().String())
+	}
+	return s, nil
+}
+
+// startWithPorts starts etcd, choosing free ports for the URLs that are nil.
+// When it chose a port and another process took it before etcd could bind
+// it, it tries again with new ports.
+func startWithPorts(cfg Config, logger *zap.Logger, clientURL, peerURL *url.URL) (*embed.Etcd, error) {
+	if clientURL != nil && peerURL != nil {
+		e, err := embed.StartEtcd(embedConfig(cfg, logger, *clientURL, *peerURL))
+		if err != nil {
+			return nil, fmt.Errorf("starting embedded etcd in %s: %w", cfg.DataDir, err)
+		}
+		return e, nil
+	}
+
+	autoPortMu.Lock()
+	defer autoPortMu.Unlock()
+	var lastErr error
+	for range maxPortAttempts {
+		c, p := clientURL, peerURL
+		var err error
+		if c == nil {
+			if c, err = freeLoopbackURL(); err != nil {
+				return nil, err
+			}
+		}
+		if p == nil {
+			if p, err = freeLoopbackURL(); err != nil {
+				return nil, err
+			}
+		}
+		e, err := embed.StartEtcd(embedConfig(cfg, logger, *c, *p))
+		if err == nil {
+			return e, nil
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("starting embedded etcd in %s: %w", cfg.DataDir, err)
+		}
+		lastErr = err
+	}
+	return nil, fmt.Errorf("starting embedded etcd in %s: no free port after %d attempts: %w", cfg.DataDir, maxPortAttempts, lastErr)
+}
+
+// embedConfig translates cfg into etcd's own configuration.
+func embedConfig(cfg Config, logger *zap.Logger, clientURL, peerURL url.URL) *embed.Config {
+	ec := embed.NewConfig()
+	ec.Name = memberName
+	ec.Dir = cfg.DataDir
+	ec.ListenClientUrls = []url.URL{clientURL}
+	ec.AdvertiseClientUrls = []url.URL{clientURL}
+	ec.ListenPeerUrls = []url.URL{peerURL}
+	ec.AdvertisePeerUrls = []url.URL{peerURL}
+	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	ec.UnsafeNoFsync = cfg.UnsafeNoFsync
+	if cfg.SnapshotCount > 0 {
+		ec.SnapshotCount = cfg.SnapshotCount
+	}
+	if cfg.QuotaBackendBytes > 0 {
+		ec.QuotaBackendBytes = cfg.QuotaBackendBytes
+	}
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger)
+	return ec
+}
+
+// etcdLogger returns the logger etcd gets: cfg.Logger or a JSON logger to
+// stderr at cfg.LogLevel, in both cases without the error etcd logs for every
+// listener it closes once closing is set, so that a clean shutdown is silent.
+func etcdLogger(cfg Config, closing *atomic.Bool) (*zap.Logger, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		levelName := cfg.LogLevel
+		if levelName == "" {
+			levelName = DefaultLogLevel
+		}
+		level, err := zapcore.ParseLevel(levelName)
+		if err != nil {
+			return nil, fmt.Errorf("%w: etcd log level: %w", errInvalidConfig, err)
+		}
+		if logger, err = logutil.CreateDefaultZapLogger(level); err != nil {
+			return nil, fmt.Errorf("creating etcd logger: %w", err)
+		}
+	}
+	return logger.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return shutdownNoiseFilter{Core: c, closing: closing}
+	})), nil
+}
+
+// shutdownNoiseFilter drops the entries etcd logs as errors while it shuts
+// down on purpose.
+type shutdownNoiseFilter struct {
+	zapcore.Core
+	closing *atomic.Bool
+}
+
+// With keeps the filter on loggers derived with fields.
+func (f shutdownNoiseFilter) With(fields []zapcore.Field) zapcore.Core {
+	return shutdownNoiseFilter{Core: f.Core.With(fields), closing: f.closing}
+}
+
+// Check drops serveStoppedMessage once closing is set.
+func (f shutdownNoiseFilter) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if ent.Message == serveStoppedMessage && f.closing.Load() {
+		return ce
+	}
+	return f.Core.Check(ent, ce)
+}
+
+// parseLoopbackURL parses a client or peer URL. It returns nil for an empty
+// string, meaning "choose a free port".
+func parseLoopbackURL(which, raw string) (*url.URL, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: parsing etcd %s URL %q: %w", errInvalidConfig, which, raw, err)
+	}
+	if u.Scheme != "http" {
+		return nil, fmt.Errorf("%w: etcd %s URL %q: scheme must be http", errInvalidConfig, which, raw)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return nil, fmt.Errorf("%w: etcd %s URL %q: %w", errInvalidConfig, which, raw, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("%w: etcd %s URL %q: host must be a loopback IP address", errInvalidConfig, which, raw)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return nil, fmt.Errorf("%w: etcd %s URL %q: invalid port: %w", errInvalidConfig, which, raw, err)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return nil, fmt.Errorf("%w: etcd %s URL %q: must have no path, query or user", errInvalidConfig, which, raw)
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+}
+
+// freeLoopbackURL returns an http URL on 127.0.0.1 with a port that was free
+// a moment ago.
+func freeLoopbackURL() (*url.URL, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("finding a free port on 127.0.0.1: %w", err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		return nil, fmt.Errorf("releasing port %s: %w", addr, err)
+	}
+	return &url.URL{Scheme: "http", Host: addr}, nil
+}
+
+// Endpoints returns the client URLs of the member, for clientv3.Config or
+// the API server's --etcd-servers.
+func (s *Server) Endpoints() []string {
+	return append([]string(nil), s.endpoints...)
+}
+
+// Err returns a channel that receives an error when one of etcd's serving
+// goroutines fails while the member runs. A value on it means the member no
+// longer serves; the channel is closed once Close has returned.
+func (s *Server) Err() <-chan error {
+	return s.etcd.Err()
+}
+
+// Close stops the member and waits until it has released its listeners and
+// its data directory. It is safe to call more than once; every call returns
+// the result of the first.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.closing.Store(true)
+		s.etcd.Close()
+		if err := s.lock.Close(); err != nil {
+			s.closeErr = fmt.Errorf("unlocking etcd data directory: %w", err)
+		}
+	})
+	return s.closeErr
+}

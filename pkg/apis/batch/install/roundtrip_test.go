@@ -1,0 +1,36 @@
+package install
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/apitesting/roundtrip"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/fuzzer"
+)
+
+// TestRoundTripTypes fuzzes the internal Job and JobList, converts them to v1
+// and v1beta1, encodes them as JSON, decodes them (with defaulting) and
+// converts them back, and expects the original object.
+func TestRoundTripTypes(t *testing.T) {
+	roundtrip.RoundTripTestForAPIGroup(t, Install, fuzzer.Funcs)
+}
+
+// TestRoundTripToUnstructured converts every served version through JSON and
+// CBOR to unstructured and back, which is the path of server-side apply,
+// dynamic clients and CBOR-speaking clients.
+func TestRoundTripToUnstructured(t *testing.T) {
+	scheme := runtime.NewScheme()
+	Install(scheme)
+	// metav1.AddToGroupVersion also registers the option kinds (CreateOptions,
+	// ...) in our versions; they are apimachinery's to test, not ours.
+	skipped := sets.New[schema.GroupVersionKind]()
+	for gvk := range scheme.AllKnownTypes() {
+		if gvk.Kind != "Job" && gvk.Kind != "JobList" {
+			skipped.Insert(gvk)
+		}
+	}
+	roundtrip.RoundtripToUnstructured(t, scheme, fuzzer.Funcs, skipped, nil)
+}

@@ -191,3 +191,66 @@ func TestValidateFailedIndexesNotOverlapCompleted(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusLifeOfAnExternalController walks the status writes of a
+// controller that owns a Job through managedBy: every legal step passes and
+// every illegal one is refused even with every rule on, so the strict gate
+// never blocks a well-behaved controller. Each refused step touches the field
+// it breaks, so the ratcheted options refuse it too.
+func TestStatusLifeOfAnExternalController(t *testing.T) {
+	type step struct {
+		name string
+		next *batch.Job
+		want field.ErrorList
+	}
+	base := func() *jobBuilder {
+		return makeJob("j").Indexed(4).Parallelism(2).ManagedBy("kueue.x-k8s.io/multikueue")
+	}
+	withSP := func() *jobBuilder { return base().SuccessPolicy(successRules(1)...) }
+	lives := map[string]struct {
+		start *batch.Job
+		steps []step
+	}{
+		"failure": {start: base().Obj(), steps: []step{
+			{name: "start", next: base().StartTime(t0).Active(4).Ready(2).Obj()},
+			{name: "progress", next: base().StartTime(t0).Active(3).Ready(3).Succeeded(1).CompletedIndexes("0").Obj()},
+			{name: "ready above active", next: base().StartTime(t0).Active(3).Ready(4).Succeeded(1).CompletedIndexes("0").Obj(), want: errs(invalid, "status.ready")},
+			{name: "succeeded lowered", next: base().StartTime(t0).Active(3).Ready(3).CompletedIndexes("0").Obj(), want: errs(invalid, "status.succeeded")},
+			{name: "startTime moved", next: base().StartTime(t1).Active(3).Ready(3).Succeeded(1).CompletedIndexes("0").Obj(), want: errs(invalid, "status.startTime")},
+			{name: "Failed without FailureTarget", next: base().StartTime(t0).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailed).Obj(), want: errs(invalid, "status.conditions")},
+			{name: "FailureTarget", next: base().StartTime(t0).Active(3).Terminating(3).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailureTarget).Obj()},
+			{name: "Failed with pods terminating", next: base().StartTime(t0).Terminating(3).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailureTarget, batch.JobFailed).Obj(), want: errs(invalid, "status.terminating")},
+			{name: "Failed", next: base().StartTime(t0).Terminating(0).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailureTarget, batch.JobFailed).Obj()},
+			{name: "back to running", next: base().StartTime(t0).Terminating(0).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailureTarget).Obj(), want: errs(invalid, "status.conditions")},
+			{name: "Complete after Failed", next: base().StartTime(t0).CompletionTime(t1).Terminating(0).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailureTarget, batch.JobFailed, batch.JobComplete).Obj(),
+				want: errs(invalid, "status.conditions", invalid, "status.conditions", invalid, "status.conditions")},
+		}},
+		"success": {start: withSP().Obj(), steps: []step{
+			{name: "start", next: withSP().StartTime(t0).Active(4).Obj()},
+			{name: "Complete without SuccessCriteriaMet", next: withSP().StartTime(t0).CompletionTime(t1).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobComplete).Obj(),
+				want: errs(invalid, "status.conditions", invalid, "status.conditions")},
+			{name: "SuccessCriteriaMet", next: withSP().StartTime(t0).Active(3).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet).Obj()},
+			{name: "Complete with active pods", next: withSP().StartTime(t0).CompletionTime(t1).Active(3).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet, batch.JobComplete).Obj(), want: errs(invalid, "status.active")},
+			{name: "Complete without completionTime", next: withSP().StartTime(t0).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet, batch.JobComplete).Obj(), want: errs(required, "status.completionTime")},
+			{name: "Complete before start", next: withSP().StartTime(t1).CompletionTime(t0).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet, batch.JobComplete).Obj(),
+				want: errs(invalid, "status.startTime", invalid, "status.completionTime")},
+			{name: "Complete", next: withSP().StartTime(t0).CompletionTime(t1).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet, batch.JobComplete).Obj()},
+			{name: "completionTime moved", next: withSP().StartTime(t0).CompletionTime(t2).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet, batch.JobComplete).Obj(), want: errs(invalid, "status.completionTime")},
+			{name: "SuccessCriteriaMet removed", next: withSP().StartTime(t0).CompletionTime(t1).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobComplete).Obj(),
+				want: errs(invalid, "status.conditions", invalid, "status.conditions", invalid, "status.conditions")},
+		}},
+	}
+	for name, life := range lives {
+		t.Run(name, func(t *testing.T) {
+			current := life.start
+			for _, s := range life.steps {
+				t.Run(s.name, func(t *testing.T) {
+					assertErrors(t, s.want, ValidateJobUpdateStatus(s.next, current, AllStatusRules()))
+				})
+				if len(s.want) == 0 {
+					current = s.next
+				}
+			}
+		})
+	}
+}

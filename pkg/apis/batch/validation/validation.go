@@ -63,10 +63,15 @@ var (
 )
 
 // ValidateGeneratedSelector checks, unless manualSelector is true, that the
-// template carries the labels the generated selector relies on and that the
-// selector is the generated one. requirePrefixed adds the batch.jobs.dev/
-// labels to the legacy unprefixed ones.
-func ValidateGeneratedSelector(job *batch.Job, requirePrefixed bool) field.ErrorList {
+// template carries the labels the generated selector relies on, prefixed and
+// legacy, and that the selector is the generated one. ValidateJob runs it.
+func ValidateGeneratedSelector(job *batch.Job) field.ErrorList {
+	return validateGeneratedSelector(job, true)
+}
+
+// validateGeneratedSelector is ValidateGeneratedSelector; requirePrefixed
+// adds the batch.jobs.dev/ labels to the legacy unprefixed ones.
+func validateGeneratedSelector(job *batch.Job, requirePrefixed bool) field.ErrorList {
 	var allErrs field.ErrorList
 	if ptr.Deref(job.Spec.ManualSelector, false) || job.Spec.Selector == nil {
 		// A missing selector is reported by the spec validation.
@@ -111,7 +116,7 @@ func validateHasLabel(lbls map[string]string, metaPath *field.Path, key, expecte
 // generated (unless manualSelector is true).
 func ValidateJob(job *batch.Job, opts JobValidationOptions) field.ErrorList {
 	allErrs := validateObjectMeta(&job.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, ValidateGeneratedSelector(job, opts.RequirePrefixedLabels)...)
+	allErrs = append(allErrs, validateGeneratedSelector(job, opts.RequirePrefixedLabels)...)
 	allErrs = append(allErrs, validateJobSpec(&job.Spec, field.NewPath("spec"), opts.PodTemplateValidationOptions)...)
 	allErrs = append(allErrs, validateNameAllowsCompletions(job)...)
 	return allErrs

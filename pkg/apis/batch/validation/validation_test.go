@@ -307,7 +307,7 @@ func TestValidateGeneratedSelector(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			assertErrors(t, tc.want, ValidateGeneratedSelector(tc.job, tc.requirePrefixed))
+			assertErrors(t, tc.want, validateGeneratedSelector(tc.job, tc.requirePrefixed))
 		})
 	}
 }

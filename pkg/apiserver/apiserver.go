@@ -1,0 +1,88 @@
+// Package apiserver assembles the batch.jobs.dev API group on a generic
+// apiserver: the scheme and codecs, the configuration and the server.
+package apiserver
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/install"
+	jobregistry "github.com/batch-apiserver/batch-apiserver/pkg/registry/batch/job"
+)
+
+var (
+	// Scheme holds the batch.jobs.dev types and the meta types the server speaks.
+	Scheme = runtime.NewScheme()
+	// Codecs encodes and decodes the objects of Scheme.
+	Codecs = serializer.NewCodecFactory(Scheme)
+)
+
+func init() {
+	install.Install(Scheme)
+
+	// The options types (ListOptions, DeleteOptions, ...) and the unversioned
+	// meta types every apiserver needs.
+	metav1.AddToGroupVersion(Scheme, schema.GroupVersion{Version: "v1"})
+	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
+	Scheme.AddUnversionedTypes(unversioned,
+		&metav1.Status{},
+		&metav1.APIVersions{},
+		&metav1.APIGroupList{},
+		&metav1.APIGroup{},
+		&metav1.APIResourceList{},
+	)
+}
+
+// Config is the configuration of the batch apiserver.
+type Config struct {
+	GenericConfig *genericapiserver.RecommendedConfig
+}
+
+// CompletedConfig is a Config whose defaults are filled in; only it can build a Server.
+type CompletedConfig struct {
+	GenericConfig genericapiserver.CompletedConfig
+}
+
+// Complete fills in the defaults of the generic configuration.
+func (cfg *Config) Complete() CompletedConfig {
+	return CompletedConfig{GenericConfig: cfg.GenericConfig.Complete()}
+}
+
+// Server is the batch apiserver: a generic apiserver with the batch.jobs.dev group installed.
+type Server struct {
+	GenericAPIServer *genericapiserver.GenericAPIServer
+}
+
+// New builds the server and installs the API group with its storage.
+func (c CompletedConfig) New() (*Server, error) {
+	genericServer, err := c.GenericConfig.New("batch-apiserver", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, fmt.Errorf("building generic apiserver: %w", err)
+	}
+
+	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(batch.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	jobStorage, jobStatusStorage, err := jobregistry.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter)
+	if err != nil {
+		return nil, fmt.Errorf("creating job storage: %w", err)
+	}
+	// Both versions share one storage: objects convert through the hub and are
+	// stored as v1.
+	storage := map[string]rest.Storage{
+		"jobs":        jobStorage,
+		"jobs/status": jobStatusStorage,
+	}
+	apiGroupInfo.VersionedResourcesStorageMap["v1"] = storage
+	apiGroupInfo.VersionedResourcesStorageMap["v1beta1"] = storage
+
+	if err := genericServer.InstallAPIGroup(&apiGroupInfo); err != nil {
+		return nil, fmt.Errorf("installing API group %s: %w", batch.GroupName, err)
+	}
+	return &Server{GenericAPIServer: genericServer}, nil
+}

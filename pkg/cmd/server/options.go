@@ -1,0 +1,276 @@
+// Package server turns the command line into a running batch apiserver:
+// options, their completion and validation, and Run.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/authentication/request/x509"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/apiserver/pkg/authorization/path"
+	"k8s.io/apiserver/pkg/authorization/union"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/compatibility"
+	baseversion "k8s.io/component-base/version"
+	"k8s.io/klog/v2"
+
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+	"github.com/batch-apiserver/batch-apiserver/pkg/apiserver"
+	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd"
+	_ "github.com/batch-apiserver/batch-apiserver/pkg/features" // registers our gates in --feature-gates
+	generatedopenapi "github.com/batch-apiserver/batch-apiserver/pkg/generated/openapi"
+)
+
+const (
+	defaultEtcdPathPrefix = "/registry/batch.jobs.dev"
+	defaultDataDir        = "data"
+	defaultBindPort       = 8443
+	// KubeconfigFileName is the admin kubeconfig the standalone mode writes in its data dir.
+	KubeconfigFileName = "kubeconfig"
+)
+
+// Options holds everything the command line sets.
+type Options struct {
+	RecommendedOptions *genericoptions.RecommendedOptions
+
+	// DataDir holds the embedded etcd, the certificates and the admin
+	// kubeconfig in standalone mode.
+	DataDir string
+	// ServiceNames are extra DNS names (or IPs) put in the standalone serving
+	// certificate, e.g. the APIService's <service>.<namespace>.svc.
+	ServiceNames []string
+
+	// Listener, when set, is used instead of listening on the bind address
+	// (tests pass a listener on 127.0.0.1:0).
+	Listener net.Listener
+
+	Stdout io.Writer
+
+	// standalone is decided once, in Complete, before the embedded etcd
+	// fills in the etcd servers.
+	standalone bool
+}
+
+// NewOptions returns the options with the defaults of the standalone mode.
+func NewOptions(out io.Writer) *Options {
+	o := &Options{
+		RecommendedOptions: genericoptions.NewRecommendedOptions(
+			defaultEtcdPathPrefix,
+			apiserver.Codecs.LegacyCodec(batchv1.SchemeGroupVersion),
+		),
+		DataDir: defaultDataDir,
+		Stdout:  out,
+	}
+	o.RecommendedOptions.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
+	o.RecommendedOptions.SecureServing.BindPort = defaultBindPort
+	return o
+}
+
+// Standalone reports whether the server runs on its own embedded etcd with
+// its own certificates and authentication, i.e. no --etcd-servers was given.
+// It is valid after Complete.
+func (o *Options) Standalone() bool {
+	return o.standalone
+}
+
+// AddFlags adds the flags of the recommended options and ours.
+func (o *Options) AddFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	o.RecommendedOptions.AddFlags(fs)
+	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
+		"Directory of the standalone mode (no --etcd-servers): embedded etcd data, certificates and the admin kubeconfig.")
+	fs.StringSliceVar(&o.ServiceNames, "standalone-serving-names", o.ServiceNames,
+		"Extra DNS names or IPs for the standalone serving certificate.")
+}
+
+// Complete fills in what depends on the run mode.
+func (o *Options) Complete() error {
+	o.standalone = len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) == 0
+	if o.standalone {
+		ro := o.RecommendedOptions
+		// No host cluster: no delegated authentication or authorization,
+		// no core API client, no admission plugins that need one, no
+		// priority and fairness.
+		ro.Authentication = nil
+		ro.Authorization = nil
+		ro.CoreAPI = nil
+		ro.Admission = nil
+		ro.Features.EnablePriorityAndFairness = false
+	}
+	return nil
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Standalone() {
+		// The embedded etcd fills in the servers at Run; check the rest.
+		ro := *o.RecommendedOptions
+		etcd := *ro.Etcd
+		etcd.StorageConfig.Transport.ServerList = []string{"http://127.0.0.1:2379"}
+		ro.Etcd = &etcd
+		errs = append(errs, ro.Validate()...)
+		if o.DataDir == "" {
+			errs = append(errs, errors.New("--data-dir must be set in standalone mode (no --etcd-servers)"))
+		}
+	} else {
+		errs = append(errs, o.RecommendedOptions.Validate()...)
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// Config builds the server configuration from the completed options. In
+// standalone mode it creates the certificates in the data dir first.
+func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
+	var certs *StandaloneCerts
+	if o.Standalone() {
+		var err error
+		certs, err = EnsureStandaloneCerts(filepath.Join(o.DataDir), o.ServiceNames)
+		if err != nil {
+			return nil, nil, fmt.Errorf("preparing standalone certificates: %w", err)
+		}
+		o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile = certs.ServingCertFile
+		o.RecommendedOptions.SecureServing.ServerCert.CertKey.KeyFile = certs.ServingKeyFile
+	} else if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
+		return nil, nil, fmt.Errorf("creating self-signed certificates: %w", err)
+	}
+	if o.Listener != nil {
+		o.RecommendedOptions.SecureServing.Listener = o.Listener
+		o.RecommendedOptions.SecureServing.BindPort = o.Listener.Addr().(*net.TCPAddr).Port
+	}
+
+	serverConfig := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
+	serverConfig.EffectiveVersion = compatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")
+
+	namer := openapinamer.NewDefinitionNamer(apiserver.Scheme)
+	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	serverConfig.OpenAPIConfig.Info.Title = "batch-apiserver"
+	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	serverConfig.OpenAPIV3Config.Info.Title = "batch-apiserver"
+
+	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
+		return nil, nil, fmt.Errorf("applying options: %w", err)
+	}
+	if certs != nil {
+		if err := applyStandaloneAuth(&serverConfig.Config, certs); err != nil {
+			return nil, nil, err
+		}
+	}
+	return &apiserver.Config{GenericConfig: serverConfig}, certs, nil
+}
+
+// applyStandaloneAuth authenticates client certificates of our own CA (and
+// nothing else: no anonymous requests) and lets system:masters do anything.
+func applyStandaloneAuth(c *genericapiserver.Config, certs *StandaloneCerts) error {
+	caProvider, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", certs.CAFile)
+	if err != nil {
+		return fmt.Errorf("loading client CA %s: %w", certs.CAFile, err)
+	}
+	if err := c.Authentication.ApplyClientCert(caProvider, c.SecureServing); err != nil {
+		return fmt.Errorf("assigning client CA: %w", err)
+	}
+	c.Authentication.Authenticator = x509.NewDynamic(caProvider.VerifyOptions, x509.CommonNameUserConversion)
+
+	healthPaths, err := path.NewAuthorizer([]string{"/healthz", "/livez", "/readyz"})
+	if err != nil {
+		return fmt.Errorf("building path authorizer: %w", err)
+	}
+	authz, err := union.New(
+		union.NamedAuthorizer{AuthorizerName: "health", Authorizer: healthPaths},
+		union.NamedAuthorizer{AuthorizerName: "privileged-groups", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)},
+	)
+	if err != nil {
+		return fmt.Errorf("building authorizer: %w", err)
+	}
+	c.Authorization.Authorizer = authz
+	return nil
+}
+
+
+// Run starts the server (and in standalone mode the embedded etcd) and blocks
+// until ctx is done.
+func (o *Options) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	if o.Standalone() {
+		if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+			return fmt.Errorf("creating data dir %s: %w", o.DataDir, err)
+		}
+		etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Config{DataDir: filepath.Join(o.DataDir, "etcd")})
+		if err != nil {
+			return fmt.Errorf("starting embedded etcd in %s: %w", o.DataDir, err)
+		}
+		defer func() {
+			if err := etcd.Close(); err != nil {
+				logger.Error(err, "Stopping embedded etcd")
+			}
+		}()
+		o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = etcd.Endpoints()
+		logger.Info("Started embedded etcd", "dataDir", o.DataDir, "endpoints", etcd.Endpoints())
+	}
+
+	config, certs, err := o.Config()
+	if err != nil {
+		return err
+	}
+	server, err := config.Complete().New()
+	if err != nil {
+		return err
+	}
+
+	if certs != nil {
+		addr := config.GenericConfig.SecureServing.Listener.Addr().(*net.TCPAddr)
+		kubeconfig := filepath.Join(o.DataDir, KubeconfigFileName)
+		serverURL := fmt.Sprintf("https://%s", net.JoinHostPort(addr.IP.String(), fmt.Sprint(addr.Port)))
+		if err := WriteAdminKubeconfig(kubeconfig, serverURL, certs); err != nil {
+			return fmt.Errorf("writing admin kubeconfig: %w", err)
+		}
+		if o.Stdout != nil {
+			fmt.Fprintf(o.Stdout, "batch-apiserver serving on %s\nAdmin kubeconfig: %s\n  kubectl --kubeconfig %s get jobs.batch.jobs.dev\n",
+				serverURL, kubeconfig, kubeconfig)
+		}
+	}
+	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}
+
+// NewCommand returns the batch-apiserver command.
+func NewCommand(ctx context.Context, out, errOut io.Writer) *cobra.Command {
+	o := NewOptions(out)
+	cmd := &cobra.Command{
+		Use:   "batch-apiserver",
+		Short: "Serve the batch.jobs.dev Job API (Kubernetes batch/v1 Job semantics)",
+		Long: `batch-apiserver serves Jobs of group batch.jobs.dev with the behaviour of
+Kubernetes batch/v1 Job. With no flags it runs standalone: embedded etcd and
+certificates in --data-dir, HTTPS on 127.0.0.1:8443, and an admin kubeconfig
+in <data-dir>/kubeconfig. With --etcd-servers it runs as an aggregated API
+server with delegated authentication and authorization.`,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.SetContext(ctx)
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	o.AddFlags(cmd)
+	return cmd
+}

@@ -1,0 +1,94 @@
+package job
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+)
+
+// REST is the storage of the jobs resource.
+type REST struct {
+	*genericregistry.Store
+}
+
+var _ rest.ShortNamesProvider = &REST{}
+var _ rest.CategoriesProvider = &REST{}
+
+// ShortNames returns bjob, so `kubectl get bjob` works.
+func (r *REST) ShortNames() []string { return []string{"bjob"} }
+
+// Categories puts jobs in `kubectl get all`.
+func (r *REST) Categories() []string { return []string{"all"} }
+
+// NewREST returns the storage of jobs and of their status subresource, both
+// backed by the same etcd prefix.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
+	strategy := NewStrategy(scheme)
+	statusStrategy := NewStatusStrategy(strategy)
+
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return &batch.Job{} },
+		NewListFunc:               func() runtime.Object { return &batch.JobList{} },
+		PredicateFunc:             MatchJob,
+		DefaultQualifiedResource:  batch.Resource("jobs"),
+		SingularQualifiedResource: batch.Resource("job"),
+
+		CreateStrategy:      strategy,
+		UpdateStrategy:      strategy,
+		DeleteStrategy:      strategy,
+		ResetFieldsStrategy: strategy,
+
+		TableConvertor: newTableConvertor(),
+	}
+	options := &generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: GetAttrs}
+	if err := store.CompleteWithOptions(options); err != nil {
+		return nil, nil, fmt.Errorf("completing job storage: %w", err)
+	}
+
+	statusStore := *store
+	statusStore.UpdateStrategy = statusStrategy
+	statusStore.ResetFieldsStrategy = statusStrategy
+	return &REST{store}, &StatusREST{store: &statusStore}, nil
+}
+
+// StatusREST is the storage of the status subresource.
+type StatusREST struct {
+	store *genericregistry.Store
+}
+
+var _ rest.Patcher = &StatusREST{}
+
+// New returns an empty Job.
+func (r *StatusREST) New() runtime.Object { return &batch.Job{} }
+
+// Destroy does nothing: the main store owns the shared storage.
+func (r *StatusREST) Destroy() {}
+
+// Get returns the Job, so that patches of the status apply to the stored object.
+func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	return r.store.Get(ctx, name, options)
+}
+
+// Update writes the status of a Job, keeping its spec.
+func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	// The status subresource never creates a Job.
+	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+}
+
+// GetResetFields returns the fields a status write never changes.
+func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return r.store.GetResetFields()
+}
+
+// ConvertToTable prints the Job as the main resource does.
+func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	return r.store.ConvertToTable(ctx, object, tableOptions)
+}

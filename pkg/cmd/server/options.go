@@ -200,12 +200,12 @@ func applyStandaloneAuth(c *genericapiserver.Config, certs *StandaloneCerts) err
 	return nil
 }
 
-
 // Run starts the server (and in standalone mode the embedded etcd) and blocks
 // until ctx is done.
 func (o *Options) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
-	if o.Standalone() {
+	// Tests may start the embedded etcd themselves and pass its endpoints.
+	if o.Standalone() && len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 			return fmt.Errorf("creating data dir %s: %w", o.DataDir, err)
 		}

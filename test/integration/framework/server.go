@@ -1,0 +1,160 @@
+// Package framework starts the whole batch apiserver in the test process, in
+// its standalone mode, on an embedded etcd in a temporary data dir, and hands
+// out clients for it.
+package framework
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/cmd/server"
+	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd"
+	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd/etcdtest"
+	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
+)
+
+// EtcdPrefix is the etcd key prefix under which the server stores its objects.
+const EtcdPrefix = "/registry/batch.jobs.dev"
+
+// TestServer is a running batch apiserver and its embedded etcd.
+type TestServer struct {
+	// DataDir holds the certificates, the admin kubeconfig and the etcd data.
+	DataDir string
+	// ClientConfig is the admin (system:masters) client configuration.
+	ClientConfig *rest.Config
+	// Client is the generated clientset for ClientConfig.
+	Client versioned.Interface
+	// EtcdEndpoints lets a test read and write etcd directly.
+	EtcdEndpoints []string
+
+	t       testing.TB
+	etcd    *embeddedetcd.Server
+	cancel  context.CancelFunc
+	stopped chan error
+}
+
+// Option changes the server options before it starts.
+type Option func(*server.Options)
+
+// StartServer starts a server on a new data dir and stops it at the end of the test.
+func StartServer(t testing.TB, opts ...Option) *TestServer {
+	t.Helper()
+	return StartServerOnDataDir(t, t.TempDir(), opts...)
+}
+
+// StartServerOnDataDir starts a server (and its etcd) on dataDir, which may
+// hold the data of an earlier server.
+func StartServerOnDataDir(t testing.TB, dataDir string, opts ...Option) *TestServer {
+	t.Helper()
+	etcdCfg := etcdtest.TestConfig(t)
+	etcdCfg.DataDir = filepath.Join(dataDir, "etcd")
+	etcd, err := embeddedetcd.Start(context.Background(), etcdCfg)
+	if err != nil {
+		t.Fatalf("starting etcd: %v", err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = etcd.Close()
+		t.Fatalf("listening: %v", err)
+	}
+	o := server.NewOptions(nil)
+	o.DataDir = dataDir
+	o.Listener = ln
+	for _, opt := range opts {
+		opt(o)
+	}
+	if err := o.Complete(); err != nil {
+		t.Fatalf("completing options: %v", err)
+	}
+	o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = etcd.Endpoints()
+	if err := o.Validate(); err != nil {
+		t.Fatalf("validating options: %v", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	ts := &TestServer{
+		DataDir:       dataDir,
+		EtcdEndpoints: etcd.Endpoints(),
+		t:             t,
+		etcd:          etcd,
+		cancel:        cancel,
+		stopped:       make(chan error, 1),
+	}
+	go func() { ts.stopped <- o.Run(ctx) }()
+	t.Cleanup(ts.Stop)
+
+	kubeconfig := filepath.Join(dataDir, server.KubeconfigFileName)
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-ts.stopped:
+			return false, errors.Join(errors.New("server stopped while starting"), err)
+		default:
+		}
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return false, nil // not written yet
+		}
+		client, err := versioned.NewForConfig(cfg)
+		if err != nil {
+			return false, err
+		}
+		result := client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx)
+		var code int
+		result.StatusCode(&code)
+		if code != 200 {
+			return false, nil
+		}
+		ts.ClientConfig, ts.Client = cfg, client
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for the server to be ready: %v", err)
+	}
+	return ts
+}
+
+// Stop stops the server and its etcd; it is safe to call more than once.
+func (ts *TestServer) Stop() {
+	if ts.cancel == nil {
+		return
+	}
+	ts.cancel()
+	ts.cancel = nil
+	select {
+	case err := <-ts.stopped:
+		if err != nil {
+			ts.t.Errorf("server stopped with error: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		ts.t.Errorf("server did not stop within a minute")
+	}
+	if err := ts.etcd.Close(); err != nil {
+		ts.t.Errorf("stopping etcd: %v", err)
+	}
+}
+
+// EtcdClient returns a client of the server's etcd, closed at the end of the test.
+func (ts *TestServer) EtcdClient() *clientv3.Client {
+	ts.t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: ts.EtcdEndpoints, DialTimeout: 10 * time.Second})
+	if err != nil {
+		ts.t.Fatalf("etcd client: %v", err)
+	}
+	ts.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// JobKey is the etcd key of a Job.
+func JobKey(namespace, name string) string {
+	return EtcdPrefix + "/jobs/" + namespace + "/" + name
+}

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/cmd/server"
 	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd"

@@ -134,5 +134,6 @@ tool (
 	k8s.io/code-generator/cmd/defaulter-gen
 	k8s.io/code-generator/cmd/informer-gen
 	k8s.io/code-generator/cmd/lister-gen
+	k8s.io/code-generator/cmd/prerelease-lifecycle-gen
 	k8s.io/kube-openapi/cmd/openapi-gen
 )

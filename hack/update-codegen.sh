@@ -23,6 +23,14 @@ kube::codegen::gen_helpers \
     --boilerplate "${BOILERPLATE}" \
     "${ROOT}/pkg/apis"
 
+# The deprecation of v1beta1 (the Warning header clients get) comes from the
+# prerelease-lifecycle tags on its types.
+go build -o "${GOBIN}/prerelease-lifecycle-gen" k8s.io/code-generator/cmd/prerelease-lifecycle-gen
+"${GOBIN}/prerelease-lifecycle-gen" \
+    --output-file zz_generated.prerelease-lifecycle.go \
+    --go-header-file "${BOILERPLATE}" \
+    "${MODULE}/pkg/apis/batch/v1beta1"
+
 # The OpenAPI definitions cover our versions and every type they reference
 # (the core/v1 pod template and what it pulls in).
 rm -f "${ROOT}/pkg/apis/batch/v1/zz_generated.model_name.go" "${ROOT}/pkg/apis/batch/v1beta1/zz_generated.model_name.go"

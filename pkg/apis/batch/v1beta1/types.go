@@ -8,6 +8,8 @@ import (
 
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +k8s:prerelease-lifecycle-gen:introduced=1.36
+// +k8s:prerelease-lifecycle-gen:deprecated=1.37
 
 // Job represents the configuration of a single job, served by batch-apiserver
 // with the semantics of Kubernetes batch/v1 Job.
@@ -30,6 +32,8 @@ type Job struct {
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +k8s:prerelease-lifecycle-gen:introduced=1.36
+// +k8s:prerelease-lifecycle-gen:deprecated=1.37
 
 // JobList is a collection of jobs.
 type JobList struct {

@@ -34,6 +34,9 @@ go build -o "${GOBIN}/prerelease-lifecycle-gen" k8s.io/code-generator/cmd/prerel
 # The OpenAPI definitions cover our versions and every type they reference
 # (the core/v1 pod template and what it pulls in).
 rm -f "${ROOT}/pkg/apis/batch/v1/zz_generated.model_name.go" "${ROOT}/pkg/apis/batch/v1beta1/zz_generated.model_name.go"
+# Packages of other modules are inputs only: openapi-gen must never write
+# their model-name files into the module cache.
+KUBE_CODEGEN_READONLY_PKGS+=(k8s.io/api/core/v1)
 kube::codegen::gen_openapi \
     --boilerplate "${BOILERPLATE}" \
     --output-dir "${ROOT}/pkg/generated/openapi" \

@@ -1,0 +1,679 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd"
+)
+
+// Names the artifacts and the harness agree on.
+const (
+	// Namespace is where batch-apiserver's ServiceAccount and Service live.
+	Namespace = "batch-system"
+	// ServiceName is the Service the APIServices point at.
+	ServiceName = "batch-apiserver"
+	// ServiceAccountName is the identity batch-apiserver uses in the host cluster.
+	ServiceAccountName = "batch-apiserver"
+	// EtcdPrefix is batch-apiserver's own prefix in the host cluster's etcd.
+	EtcdPrefix = "/batch.jobs.dev"
+	// FrontProxyClientName is the common name of kube-apiserver's proxy client
+	// certificate, the only name --requestheader-allowed-names lets through.
+	FrontProxyClientName = "front-proxy-client"
+)
+
+// APIServiceNames are the APIServices artifacts/deploy/apiservice.yaml registers.
+var APIServiceNames = []string{"v1.batch.jobs.dev", "v1beta1.batch.jobs.dev"}
+
+// ArtifactFiles are the manifests of artifacts/deploy the harness applies,
+// in order, before it starts batch-apiserver. The Service and the
+// Deployment are not among them: batch-apiserver runs as a local process
+// reached through an ExternalName Service.
+var ArtifactFiles = []string{
+	"artifacts/deploy/namespace.yaml",
+	"artifacts/deploy/serviceaccount.yaml",
+	"artifacts/deploy/rbac.yaml",
+	"artifacts/deploy/clusterroles-aggregated.yaml",
+}
+
+// APIServiceFile holds the APIServices; the harness fills in caBundle.
+const APIServiceFile = "artifacts/deploy/apiservice.yaml"
+
+// Users are the client certificates for the security tests, beside admin.
+var Users = []string{"alice", "bob", "carol"}
+
+var apiServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+
+// Phase is how long a part of the start took.
+type Phase struct {
+	Name     string
+	Duration time.Duration
+}
+
+// Cluster is the running host cluster with batch-apiserver aggregated into it.
+type Cluster struct {
+	Bins *Binaries
+	// Dir holds certificates, kubeconfigs, logs and etcd data.
+	Dir    string
+	LogDir string
+	PKIDir string
+
+	// HostURL is kube-apiserver's address.
+	HostURL string
+	// BatchURL is batch-apiserver's own address, bypassing the aggregator.
+	BatchURL string
+	// BatchPort is batch-apiserver's port.
+	BatchPort int
+	// EtcdEndpoints is the host cluster's etcd, shared with batch-apiserver.
+	EtcdEndpoints []string
+
+	// ClusterCA signs kube-apiserver's serving certificate and the client
+	// certificates kube-apiserver accepts.
+	ClusterCA *KeyPair
+	// FrontProxyCA signs kube-apiserver's proxy client certificate.
+	FrontProxyCA *KeyPair
+	// BatchCA signs batch-apiserver's serving certificate; it is the
+	// APIServices' caBundle.
+	BatchCA *KeyPair
+
+	// AdminKubeconfig is a system:masters user of kube-apiserver.
+	AdminKubeconfig string
+	// Admin is the rest config of AdminKubeconfig.
+	Admin *rest.Config
+	// AdminClient is a clientset of Admin.
+	AdminClient kubernetes.Interface
+	// Dynamic is a dynamic client of Admin.
+	Dynamic dynamic.Interface
+
+	// Phases are the steps of Start and how long each took.
+	Phases []Phase
+
+	etcd  *embeddedetcd.Server
+	procs []*Process
+}
+
+// StartCluster starts everything and returns when both APIServices are
+// Available and kube-controller-manager is healthy. On error it stops what
+// it started; the logs stay in dir.
+func StartCluster(ctx context.Context, bins *Binaries, dir string) (c *Cluster, err error) {
+	c = &Cluster{
+		Bins:   bins,
+		Dir:    dir,
+		LogDir: filepath.Join(dir, "logs"),
+		PKIDir: filepath.Join(dir, "pki"),
+	}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	for _, d := range []string{c.LogDir, c.PKIDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return c, err
+		}
+	}
+	steps := []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"etcd", c.startEtcd},
+		{"certificates", c.makeCertificates},
+		{"kube-apiserver", c.startKubeAPIServer},
+		{"artifacts", c.applyArtifacts},
+		{"batch-apiserver", c.startBatchAPIServer},
+		{"apiservices", c.registerAPIServices},
+		{"kube-controller-manager", c.startKubeControllerManager},
+	}
+	for _, s := range steps {
+		start := time.Now()
+		if err := s.fn(ctx); err != nil {
+			return c, fmt.Errorf("starting the e2e cluster, step %s: %w", s.name, err)
+		}
+		c.Phases = append(c.Phases, Phase{Name: s.name, Duration: time.Since(start)})
+	}
+	return c, nil
+}
+
+// Stop stops every process (kube-controller-manager first, etcd last).
+// It is safe to call more than once.
+func (c *Cluster) Stop() {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		c.procs[i].Stop()
+	}
+	c.procs = nil
+	if c.etcd != nil {
+		if err := c.etcd.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: stopping etcd: %v\n", err)
+		}
+		c.etcd = nil
+	}
+}
+
+// Healthy returns an error when one of the processes has exited.
+func (c *Cluster) Healthy() error {
+	var errs []error
+	for _, p := range c.procs {
+		if err := p.Exited(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DumpLogs writes the last lines of every process log to w.
+func (c *Cluster) DumpLogs(w io.Writer, lines int) {
+	for _, p := range c.procs {
+		fmt.Fprintf(w, "===== %s (pid %d), last %d lines of %s =====\n%s\n", p.Name, p.PID(), lines, p.LogFile, Tail(p.LogFile, lines))
+	}
+}
+
+// Kubectl returns kubectl as the admin user of the host cluster.
+func (c *Cluster) Kubectl() Kubectl {
+	return Kubectl{Bin: c.Bins.Kubectl, Kubeconfig: c.AdminKubeconfig}
+}
+
+// KubectlAs returns kubectl as one of Users (a client certificate of the
+// cluster CA with no groups).
+func (c *Cluster) KubectlAs(user string) Kubectl {
+	return Kubectl{Bin: c.Bins.Kubectl, Kubeconfig: c.userKubeconfig(user)}
+}
+
+// AnonymousKubectl returns kubectl with no credentials.
+func (c *Cluster) AnonymousKubectl() Kubectl {
+	return Kubectl{Bin: c.Bins.Kubectl, Kubeconfig: filepath.Join(c.Dir, "anonymous.kubeconfig")}
+}
+
+func (c *Cluster) userKubeconfig(user string) string {
+	return filepath.Join(c.Dir, user+".kubeconfig")
+}
+
+// Artifact returns the path of a file in the repository.
+func (c *Cluster) Artifact(rel string) string {
+	return filepath.Join(c.Bins.RepoRoot, rel)
+}
+
+func (c *Cluster) startEtcd(ctx context.Context) error {
+	etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Config{
+		DataDir:           filepath.Join(c.Dir, "etcd"),
+		SnapshotCount:     5000,
+		QuotaBackendBytes: 1 << 30,
+		UnsafeNoFsync:     true,
+	})
+	if err != nil {
+		return err
+	}
+	c.etcd = etcd
+	c.EtcdEndpoints = etcd.Endpoints()
+	return nil
+}
+
+func (c *Cluster) makeCertificates(context.Context) error {
+	var err error
+	loopback := []net.IP{net.ParseIP("127.0.0.1")}
+	if c.ClusterCA, err = NewCA(c.PKIDir, "cluster-ca"); err != nil {
+		return err
+	}
+	if _, err = c.ClusterCA.Sign(c.PKIDir, "kube-apiserver", LeafSpec{
+		CommonName: "kube-apiserver",
+		DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		IPs:        append(loopback, net.ParseIP("10.0.0.1")),
+		Server:     true,
+	}); err != nil {
+		return err
+	}
+	if c.FrontProxyCA, err = NewCA(c.PKIDir, "front-proxy-ca"); err != nil {
+		return err
+	}
+	if _, err = c.FrontProxyCA.Sign(c.PKIDir, FrontProxyClientName, LeafSpec{CommonName: FrontProxyClientName, Client: true}); err != nil {
+		return err
+	}
+	saKey, saKeyPEM, err := newKey()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(c.PKIDir, "sa.key"), saKeyPEM, 0o600); err != nil {
+		return err
+	}
+	if err := writePublicKey(filepath.Join(c.PKIDir, "sa.pub"), saKey); err != nil {
+		return err
+	}
+	// batch-apiserver's serving certificate carries the name the aggregator
+	// checks (<service>.<namespace>.svc) and 127.0.0.1 for direct requests.
+	if c.BatchCA, err = NewCA(c.PKIDir, "batch-apiserver-ca"); err != nil {
+		return err
+	}
+	svc := ServiceName + "." + Namespace + ".svc"
+	if _, err = c.BatchCA.Sign(c.PKIDir, "batch-apiserver", LeafSpec{
+		CommonName: svc,
+		DNSNames:   []string{svc, svc + ".cluster.local", "localhost"},
+		IPs:        loopback,
+		Server:     true,
+	}); err != nil {
+		return err
+	}
+
+	clients := []LeafSpec{
+		{CommonName: "e2e-admin", Organization: []string{"system:masters"}, Client: true},
+		{CommonName: "system:kube-controller-manager", Client: true},
+	}
+	for _, u := range Users {
+		clients = append(clients, LeafSpec{CommonName: u, Client: true})
+	}
+	for _, spec := range clients {
+		if _, err := c.ClusterCA.Sign(c.PKIDir, spec.CommonName, spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) pki(name string) string { return filepath.Join(c.PKIDir, name) }
+
+func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	c.HostURL = "https://127.0.0.1:" + strconv.Itoa(port)
+
+	kubeconfigs := map[string]string{
+		"admin":                   "e2e-admin",
+		"kube-controller-manager": "system:kube-controller-manager",
+	}
+	for _, u := range Users {
+		kubeconfigs[u] = u
+	}
+	for file, cn := range kubeconfigs {
+		if err := c.writeHostKubeconfig(filepath.Join(c.Dir, file+".kubeconfig"), clientcmdapi.AuthInfo{
+			ClientCertificate: c.pki(cn + ".crt"),
+			ClientKey:         c.pki(cn + ".key"),
+		}); err != nil {
+			return err
+		}
+	}
+	if err := c.writeHostKubeconfig(filepath.Join(c.Dir, "anonymous.kubeconfig"), clientcmdapi.AuthInfo{}); err != nil {
+		return err
+	}
+	c.AdminKubeconfig = filepath.Join(c.Dir, "admin.kubeconfig")
+	if c.Admin, err = clientcmd.BuildConfigFromFlags("", c.AdminKubeconfig); err != nil {
+		return err
+	}
+	if c.AdminClient, err = kubernetes.NewForConfig(c.Admin); err != nil {
+		return err
+	}
+	if c.Dynamic, err = dynamic.NewForConfig(c.Admin); err != nil {
+		return err
+	}
+
+	p, err := c.start("kube-apiserver", c.Bins.KubeAPIServer,
+		"--etcd-servers="+strings.Join(c.EtcdEndpoints, ","),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+		"--cert-dir="+filepath.Join(c.Dir, "kube-apiserver"),
+		"--tls-cert-file="+c.pki("kube-apiserver.crt"),
+		"--tls-private-key-file="+c.pki("kube-apiserver.key"),
+		"--client-ca-file="+c.ClusterCA.CertFile,
+		"--authorization-mode=Node,RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file="+c.pki("sa.pub"),
+		"--service-account-signing-key-file="+c.pki("sa.key"),
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--requestheader-client-ca-file="+c.FrontProxyCA.CertFile,
+		"--requestheader-allowed-names="+FrontProxyClientName,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-uid-headers=X-Remote-Uid",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file="+c.pki(FrontProxyClientName+".crt"),
+		"--proxy-client-key-file="+c.pki(FrontProxyClientName+".key"),
+		// Route to the Service, not to its endpoints: with routing on,
+		// kube-apiserver reads EndpointSlices only, and those cannot hold
+		// 127.0.0.1. The ExternalName Service can.
+		"--enable-aggregator-routing=false",
+		// kube-apiserver cannot publish 127.0.0.1 in the kubernetes
+		// Service's endpoints either; nothing here needs them.
+		"--endpoint-reconciler-type=none",
+	)
+	if err != nil {
+		return err
+	}
+	return c.waitHealthy(ctx, p, c.Admin, c.HostURL+"/readyz", 2*time.Minute)
+}
+
+// writeHostKubeconfig writes a kubeconfig for kube-apiserver.
+func (c *Cluster) writeHostKubeconfig(path string, auth clientcmdapi.AuthInfo) error {
+	return writeKubeconfig(path, c.HostURL, c.ClusterCA.CertPEM, auth)
+}
+
+func writeKubeconfig(path, server string, caPEM []byte, auth clientcmdapi.AuthInfo) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos["e2e"] = &auth
+	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "e2e", Namespace: "default"}
+	cfg.CurrentContext = "e2e"
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// applyArtifacts applies the deploy manifests and the ExternalName Service.
+func (c *Cluster) applyArtifacts(ctx context.Context) error {
+	k := c.Kubectl()
+	for _, rel := range ArtifactFiles {
+		path := c.Artifact(rel)
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("artifact %s: %w", rel, err)
+		}
+		res, err := k.Run("apply", "-f", path)
+		if err != nil {
+			return err
+		}
+		if res.ExitCode != 0 {
+			return fmt.Errorf("kubectl apply -f %s: %s", rel, res.Combined())
+		}
+	}
+
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	c.BatchPort = port
+	c.BatchURL = "https://127.0.0.1:" + strconv.Itoa(port)
+	// kube-apiserver refuses loopback addresses in EndpointSlices, so the
+	// Service is an ExternalName of 127.0.0.1. For an ExternalName Service
+	// the aggregator dials <externalName>:<APIService spec.service.port>
+	// (the Service's own ports play no part), so the APIService port is
+	// batch-apiserver's port; the Service names the same port to read true.
+	svc := map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Service",
+		"metadata":   map[string]any{"name": ServiceName, "namespace": Namespace},
+		"spec": map[string]any{
+			"type":         "ExternalName",
+			"externalName": "127.0.0.1",
+			"ports":        []any{map[string]any{"name": "https", "port": port, "targetPort": port}},
+		},
+	}
+	manifest, err := json.Marshal(svc)
+	if err != nil {
+		return err
+	}
+	res, err := k.RunStdin(string(manifest), "apply", "-f", "-")
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("creating the ExternalName Service: %s", res.Combined())
+	}
+	return nil
+}
+
+func (c *Cluster) startBatchAPIServer(ctx context.Context) error {
+	// batch-apiserver talks to the host as its ServiceAccount, so that the
+	// RBAC of artifacts/deploy is what lets it work.
+	res, err := c.Kubectl().Run("create", "token", ServiceAccountName, "-n", Namespace, "--duration=24h")
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("creating a token for %s/%s: %s", Namespace, ServiceAccountName, res.Combined())
+	}
+	saKubeconfig := filepath.Join(c.Dir, "batch-apiserver-sa.kubeconfig")
+	if err := c.writeHostKubeconfig(saKubeconfig, clientcmdapi.AuthInfo{Token: strings.TrimSpace(res.Stdout)}); err != nil {
+		return err
+	}
+	p, err := c.start("batch-apiserver", c.Bins.BatchAPIServer,
+		"--etcd-servers="+strings.Join(c.EtcdEndpoints, ","),
+		"--etcd-prefix="+EtcdPrefix,
+		"--bind-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(c.BatchPort),
+		"--tls-cert-file="+c.pki("batch-apiserver.crt"),
+		"--tls-private-key-file="+c.pki("batch-apiserver.key"),
+		"--authentication-kubeconfig="+saKubeconfig,
+		"--authorization-kubeconfig="+saKubeconfig,
+		"--kubeconfig="+saKubeconfig,
+		"--cert-dir="+filepath.Join(c.Dir, "batch-apiserver"),
+	)
+	if err != nil {
+		return err
+	}
+	// /readyz is open to anonymous requests in aggregated mode.
+	cfg := &rest.Config{Host: c.BatchURL, TLSClientConfig: rest.TLSClientConfig{CAData: c.BatchCA.CertPEM}}
+	return c.waitHealthy(ctx, p, cfg, c.BatchURL+"/readyz", 2*time.Minute)
+}
+
+// registerAPIServices applies artifacts/deploy/apiservice.yaml with the
+// real caBundle and port and waits until every APIService is Available.
+func (c *Cluster) registerAPIServices(ctx context.Context) error {
+	items, err := c.APIServiceManifests()
+	if err != nil {
+		return err
+	}
+	list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		return err
+	}
+	res, err := c.Kubectl().RunStdin(string(list), "apply", "-f", "-")
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("applying %s: %s", APIServiceFile, res.Combined())
+	}
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Healthy(); err != nil {
+			return false, err
+		}
+		for _, name := range APIServiceNames {
+			obj, err := c.Dynamic.Resource(apiServiceGVR).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+			available := false
+			for _, cond := range conds {
+				m, _ := cond.(map[string]any)
+				if m["type"] == "Available" {
+					available = m["status"] == "True"
+					last = fmt.Sprintf("%s: Available=%v reason=%v message=%v", name, m["status"], m["reason"], m["message"])
+				}
+			}
+			if !available {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the APIServices to be Available (last: %s): %w", last, err)
+	}
+	return nil
+}
+
+// APIServiceManifests reads the APIServices of artifacts/deploy and returns
+// them with caBundle set to the CA of batch-apiserver's serving certificate
+// and the port set to the local batch-apiserver. It checks the contract:
+// the right names and Service, and no insecureSkipTLSVerify.
+func (c *Cluster) APIServiceManifests() ([]any, error) {
+	data, err := os.ReadFile(c.Artifact(APIServiceFile))
+	if err != nil {
+		return nil, fmt.Errorf("artifact %s: %w", APIServiceFile, err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var items []any
+	seen := map[string]bool{}
+	for {
+		var obj map[string]any
+		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", APIServiceFile, err)
+		}
+		if obj == nil {
+			continue
+		}
+		u := unstructured.Unstructured{Object: obj}
+		if u.GetKind() != "APIService" {
+			return nil, fmt.Errorf("%s: unexpected %s %q", APIServiceFile, u.GetKind(), u.GetName())
+		}
+		name := u.GetName()
+		svcName, _, _ := unstructured.NestedString(obj, "spec", "service", "name")
+		svcNamespace, _, _ := unstructured.NestedString(obj, "spec", "service", "namespace")
+		if svcName != ServiceName || svcNamespace != Namespace {
+			return nil, fmt.Errorf("%s: APIService %s points at Service %s/%s, want %s/%s", APIServiceFile, name, svcNamespace, svcName, Namespace, ServiceName)
+		}
+		if skip, _, _ := unstructured.NestedBool(obj, "spec", "insecureSkipTLSVerify"); skip {
+			return nil, fmt.Errorf("%s: APIService %s sets insecureSkipTLSVerify", APIServiceFile, name)
+		}
+		if err := unstructured.SetNestedField(obj, base64.StdEncoding.EncodeToString(c.BatchCA.CertPEM), "spec", "caBundle"); err != nil {
+			return nil, err
+		}
+		if err := unstructured.SetNestedField(obj, int64(c.BatchPort), "spec", "service", "port"); err != nil {
+			return nil, err
+		}
+		seen[name] = true
+		items = append(items, obj)
+	}
+	for _, name := range APIServiceNames {
+		if !seen[name] {
+			return nil, fmt.Errorf("%s: no APIService %s", APIServiceFile, name)
+		}
+	}
+	return items, nil
+}
+
+func (c *Cluster) startKubeControllerManager(ctx context.Context) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(c.Dir, "kube-controller-manager.kubeconfig")
+	p, err := c.start("kube-controller-manager", c.Bins.KubeControllerManager,
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+		"--cert-dir="+filepath.Join(c.Dir, "kube-controller-manager"),
+		"--leader-elect=false",
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file="+c.pki("sa.key"),
+		"--root-ca-file="+c.ClusterCA.CertFile,
+		// The garbage collector and the namespace controller are what the
+		// tests exercise; the ServiceAccount controllers give each
+		// namespace its default ServiceAccount (Pods need it) and the
+		// controllers their credentials; the aggregation controller
+		// merges the aggregate-to-* ClusterRoles into admin/edit/view.
+		// The job controller stays off: it knows only batch/v1.
+		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,clusterrole-aggregation-controller",
+	)
+	if err != nil {
+		return err
+	}
+	// kube-controller-manager's certificate is self-signed in --cert-dir;
+	// only its health matters here.
+	cfg := &rest.Config{Host: "https://127.0.0.1:" + strconv.Itoa(port), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	return c.waitHealthy(ctx, p, cfg, cfg.Host+"/healthz", 2*time.Minute)
+}
+
+func (c *Cluster) start(name, bin string, args ...string) (*Process, error) {
+	p, err := StartProcess(c.LogDir, name, bin, args...)
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+// waitHealthy polls url until it answers 200, failing early when the
+// process exits.
+func (c *Cluster) waitHealthy(ctx context.Context, p *Process, cfg *rest.Config, url string, timeout time.Duration) error {
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	client.Timeout = 5 * time.Second
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := p.Exited(); err != nil {
+			return false, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return true, nil
+		}
+		last = fmt.Sprintf("%d: %s", resp.StatusCode, body)
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s at %s (last answer: %s): %w\nlog %s:\n%s", p.Name, url, last, err, p.LogFile, Tail(p.LogFile, 30))
+	}
+	return nil
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// HTTPClient returns an HTTP client that trusts ca and presents the client
+// certificate in certFile/keyFile when they are not empty.
+func HTTPClient(caPEM []byte, certFile, keyFile string) (*http.Client, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, errors.New("no CA certificate")
+	}
+	tlsConfig := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, err
+		}
+		tlsConfig.Certificates = []tls.Certificate{cert}
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig}, Timeout: 30 * time.Second}, nil
+}
+
+// PKIFile returns the path of a certificate or key, e.g. "alice.crt".
+func (c *Cluster) PKIFile(name string) string { return c.pki(name) }

@@ -1,0 +1,150 @@
+package framework
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// stopGracePeriod is how long a process gets between SIGTERM and SIGKILL.
+const stopGracePeriod = 10 * time.Second
+
+// Process is a child process of the test, alone in its own process group,
+// with its output in a log file.
+type Process struct {
+	Name    string
+	LogFile string
+
+	cmd  *exec.Cmd
+	log  *os.File
+	done chan struct{}
+	err  error
+}
+
+// StartProcess starts bin with args in a new process group, stdout and
+// stderr appended to <logDir>/<name>.log. The kernel kills it with SIGKILL
+// if the test process dies first (a panic, a -timeout, a signal), so a
+// crashed test run leaves nothing behind.
+func StartProcess(logDir, name, bin string, args ...string) (*Process, error) {
+	logFile := filepath.Join(logDir, name+".log")
+	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening log of %s: %w", name, err)
+	}
+	fmt.Fprintf(f, "+ %s %s\n", bin, strings.Join(args, " "))
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout = f
+	cmd.Stderr = f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &Process{Name: name, LogFile: logFile, cmd: cmd, log: f, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		_ = f.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// PID is the process id, which is also its process group id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Exited returns an error when the process has exited, nil while it runs.
+func (p *Process) Exited() error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("%s (pid %d) exited: %v; log %s:\n%s", p.Name, p.PID(), p.err, p.LogFile, Tail(p.LogFile, 40))
+	default:
+		return nil
+	}
+}
+
+// Stop sends SIGTERM to the process group, then SIGKILL after a grace
+// period, and waits for the process to exit. It is safe to call twice.
+func (p *Process) Stop() {
+	pgid := p.PID()
+	select {
+	case <-p.done:
+		// The leader is gone; make sure nothing it started survives.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return
+	default:
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(stopGracePeriod):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-p.done
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// Tail returns the last n lines of a file, or a note why it cannot.
+func Tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", path, err)
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// Result is the outcome of a command that ran to completion.
+type Result struct {
+	Stdout   string
+	Stderr   string
+	ExitCode int
+}
+
+// Combined returns stdout and stderr together, for messages.
+func (r Result) Combined() string {
+	return fmt.Sprintf("exit code %d\nstdout:\n%s\nstderr:\n%s", r.ExitCode, r.Stdout, r.Stderr)
+}
+
+// run runs a command to completion with an optional stdin and a timeout.
+// A non-zero exit is a Result, not an error; an error means the command
+// could not run or did not finish in time.
+func run(timeout time.Duration, stdin io.Reader, bin string, args ...string) (Result, error) {
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = &stdout, &stderr, stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(timeout):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return Result{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: -1},
+			fmt.Errorf("%s %s did not finish within %v; stdout:\n%s\nstderr:\n%s", filepath.Base(bin), strings.Join(args, " "), timeout, stdout.String(), stderr.String())
+	}
+	res := Result{Stdout: stdout.String(), Stderr: stderr.String()}
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		res.ExitCode = exitErr.ExitCode()
+	default:
+		return res, fmt.Errorf("running %s: %w", bin, err)
+	}
+	return res, nil
+}

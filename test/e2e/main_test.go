@@ -1,0 +1,96 @@
+// Package e2e runs batch-apiserver aggregated into a real kube-apiserver
+// (with a real kube-controller-manager) and standalone, and drives both with
+// a real kubectl. One host cluster serves the whole package; the tests run
+// in sequence.
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
+)
+
+// startTimeout bounds the start of the host cluster.
+const startTimeout = 4 * time.Minute
+
+var (
+	// cluster is the host cluster with batch-apiserver aggregated into it.
+	cluster *framework.Cluster
+	// bins are the binaries under test.
+	bins *framework.Binaries
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	flag.Parse()
+	begin := time.Now()
+	dir, err := os.MkdirTemp("", "batch-apiserver-e2e-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	// E2E_KEEP_DIR=1 keeps the certificates, kubeconfigs and logs.
+	keep := os.Getenv("E2E_KEEP_DIR") != ""
+	defer func() {
+		if keep {
+			fmt.Fprintf(os.Stderr, "e2e: kept %s (logs in %s/logs)\n", dir, dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	}()
+
+	bins, err = framework.FindBinaries(dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	cluster, err = framework.StartCluster(ctx, bins, dir)
+	if err != nil {
+		keep = true
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		cluster.DumpLogs(os.Stderr, 80)
+		return 1
+	}
+	defer cluster.Stop()
+	started := time.Since(begin)
+
+	// An interrupted run still stops its processes. (A panic or -timeout
+	// kills the test binary; the children die with it through their
+	// parent-death signal.)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		fmt.Fprintf(os.Stderr, "e2e: %v, stopping the cluster\n", sig)
+		cluster.Stop()
+		os.Exit(2)
+	}()
+
+	code := m.Run()
+	if code != 0 {
+		keep = true
+		cluster.DumpLogs(os.Stderr, 80)
+	}
+	fmt.Fprintf(os.Stderr, "e2e: cluster started in %v (", started.Round(time.Millisecond))
+	for i, p := range cluster.Phases {
+		if i > 0 {
+			fmt.Fprint(os.Stderr, ", ")
+		}
+		fmt.Fprintf(os.Stderr, "%s %v", p.Name, p.Duration.Round(time.Millisecond))
+	}
+	fmt.Fprintf(os.Stderr, "); whole package %v\n", time.Since(begin).Round(time.Millisecond))
+	return code
+}

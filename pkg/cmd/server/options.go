@@ -35,7 +35,7 @@ import (
 )
 
 const (
-	defaultEtcdPathPrefix = "/registry/batch.jobs.dev"
+	defaultEtcdPathPrefix = "/registry"
 	defaultDataDir        = "data"
 	defaultBindPort       = 8443
 	// KubeconfigFileName is the admin kubeconfig the standalone mode writes in its data dir.

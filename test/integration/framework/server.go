@@ -22,8 +22,8 @@ import (
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
 )
 
-// EtcdPrefix is the etcd key prefix under which the server stores its objects.
-const EtcdPrefix = "/registry/batch.jobs.dev"
+// EtcdPrefix is the server's default --etcd-prefix.
+const EtcdPrefix = "/registry"
 
 // TestServer is a running batch apiserver and its embedded etcd.
 type TestServer struct {
@@ -154,7 +154,8 @@ func (ts *TestServer) EtcdClient() *clientv3.Client {
 	return c
 }
 
-// JobKey is the etcd key of a Job.
+// JobKey is the etcd key of a Job: the generic storage puts each resource
+// under <prefix>/<group>/<resource>.
 func JobKey(namespace, name string) string {
-	return EtcdPrefix + "/jobs/" + namespace + "/" + name
+	return EtcdPrefix + "/batch.jobs.dev/jobs/" + namespace + "/" + name
 }

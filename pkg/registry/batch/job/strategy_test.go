@@ -1,0 +1,589 @@
+package job
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/install"
+)
+
+// testJobUID is the UID of the Jobs testJob builds, as the store would have
+// set it before Validate runs.
+const testJobUID = types.UID("5a1c9e0b-3d7f-4e2a-8b6c-9f0e1d2c3b4a")
+
+var testJobStart = metav1.NewTime(time.Date(2026, time.January, 2, 3, 4, 5, 0, time.UTC))
+
+// testJobBuilder builds Jobs for the strategy and storage tests: defaulted as
+// they leave the decoder, and without the selector and template labels the
+// strategy generates (Generated adds them).
+type testJobBuilder struct{ job *batch.Job }
+
+// testJob starts a valid, non-indexed, one-pod Job in namespace "default".
+func testJob(name string) *testJobBuilder {
+	return &testJobBuilder{job: &batch.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault, UID: testJobUID},
+		Spec: batch.JobSpec{
+			Parallelism:          ptr.To[int32](1),
+			Completions:          ptr.To[int32](1),
+			BackoffLimit:         ptr.To[int32](6),
+			CompletionMode:       ptr.To(batch.NonIndexedCompletion),
+			Suspend:              ptr.To(false),
+			ManualSelector:       ptr.To(false),
+			PodReplacementPolicy: ptr.To(batch.TerminatingOrFailed),
+			Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{
+						Name:                     "main",
+						Image:                    "registry.example/app:1.0",
+						ImagePullPolicy:          corev1.PullIfNotPresent,
+						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+					}},
+					RestartPolicy:                 corev1.RestartPolicyNever,
+					DNSPolicy:                     corev1.DNSClusterFirst,
+					TerminationGracePeriodSeconds: ptr.To[int64](corev1.DefaultTerminationGracePeriodSeconds),
+					SchedulerName:                 corev1.DefaultSchedulerName,
+					SecurityContext:               &corev1.PodSecurityContext{},
+				},
+			},
+		},
+	}}
+}
+
+// testJobFrom continues building from a copy of job, such as one the store returned.
+func testJobFrom(job *batch.Job) *testJobBuilder {
+	return &testJobBuilder{job: job.DeepCopy()}
+}
+
+// Obj returns a copy of the Job built so far.
+func (b *testJobBuilder) Obj() *batch.Job { return b.job.DeepCopy() }
+
+// Do applies a change the other methods do not cover.
+func (b *testJobBuilder) Do(f func(*batch.Job)) *testJobBuilder { f(b.job); return b }
+
+func (b *testJobBuilder) UID(uid types.UID) *testJobBuilder { b.job.UID = uid; return b }
+
+func (b *testJobBuilder) Generation(g int64) *testJobBuilder { b.job.Generation = g; return b }
+
+func (b *testJobBuilder) Label(k, v string) *testJobBuilder {
+	if b.job.Labels == nil {
+		b.job.Labels = map[string]string{}
+	}
+	b.job.Labels[k] = v
+	return b
+}
+
+func (b *testJobBuilder) TemplateLabel(k, v string) *testJobBuilder {
+	if b.job.Spec.Template.Labels == nil {
+		b.job.Spec.Template.Labels = map[string]string{}
+	}
+	b.job.Spec.Template.Labels[k] = v
+	return b
+}
+
+func (b *testJobBuilder) Selector(matchLabels map[string]string) *testJobBuilder {
+	b.job.Spec.Selector = &metav1.LabelSelector{MatchLabels: matchLabels}
+	return b
+}
+
+func (b *testJobBuilder) ManualSelector(m bool) *testJobBuilder {
+	b.job.Spec.ManualSelector = ptr.To(m)
+	return b
+}
+
+func (b *testJobBuilder) Completions(n int32) *testJobBuilder {
+	b.job.Spec.Completions = ptr.To(n)
+	return b
+}
+
+func (b *testJobBuilder) Parallelism(n int32) *testJobBuilder {
+	b.job.Spec.Parallelism = ptr.To(n)
+	return b
+}
+
+// Generated adds what Validate generates from the Job's current name and
+// UID: the four template labels and the controller-uid selector.
+func (b *testJobBuilder) Generated() *testJobBuilder {
+	uid, name := string(b.job.UID), b.job.Name
+	b.TemplateLabel(batch.ControllerUIDLabel, uid).
+		TemplateLabel(batch.LegacyControllerUIDLabel, uid).
+		TemplateLabel(batch.JobNameLabel, name).
+		TemplateLabel(batch.LegacyJobNameLabel, name)
+	return b.Selector(map[string]string{batch.ControllerUIDLabel: uid})
+}
+
+// Running gives the Job the status of a started Job with one active pod.
+func (b *testJobBuilder) Running() *testJobBuilder {
+	b.job.Status.StartTime = &testJobStart
+	b.job.Status.Active = 1
+	b.job.Status.Ready = ptr.To[int32](0)
+	b.job.Status.Terminating = ptr.To[int32](0)
+	b.job.Status.UncountedTerminatedPods = &batch.UncountedTerminatedPods{}
+	return b
+}
+
+// Succeeded sets status.succeeded.
+func (b *testJobBuilder) Succeeded(n int32) *testJobBuilder {
+	b.job.Status.Succeeded = n
+	return b
+}
+
+// NodeSelector sets the template's node selector, for the warning tests.
+func (b *testJobBuilder) NodeSelector(sel map[string]string) *testJobBuilder {
+	b.job.Spec.Template.Spec.NodeSelector = sel
+	return b
+}
+
+// testScheme returns a scheme with the batch.jobs.dev types.
+func testScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	return scheme
+}
+
+// byTypeAndField compares field.ErrorLists by Type and Field only, in any order.
+var byTypeAndField = []cmp.Option{
+	cmpopts.IgnoreFields(field.Error{}, "BadValue", "Detail", "Origin", "CoveredByDeclarative",
+		"FromImperative", "ShortCircuit", "ShortCircuitedInDeclarative", "ValidationStabilityLevel"),
+	cmpopts.SortSlices(func(a, b *field.Error) bool {
+		if a.Field != b.Field {
+			return a.Field < b.Field
+		}
+		return a.Type < b.Type
+	}),
+	cmpopts.EquateEmpty(),
+}
+
+// fieldErrs builds an expected ErrorList from (type, field) pairs.
+func fieldErrs(pairs ...any) field.ErrorList {
+	var list field.ErrorList
+	for i := 0; i < len(pairs); i += 2 {
+		list = append(list, &field.Error{Type: pairs[i].(field.ErrorType), Field: pairs[i+1].(string)})
+	}
+	return list
+}
+
+func TestStrategyPrepareForCreate(t *testing.T) {
+	cases := map[string]struct {
+		job  *batch.Job
+		want *batch.Job
+	}{
+		"status cleared and generation set to 1": {
+			job:  testJob("j").Generation(7).Running().Succeeded(3).Obj(),
+			want: testJob("j").Generation(1).Obj(),
+		},
+		"a new Job without generation gets 1": {
+			job:  testJob("j").Obj(),
+			want: testJob("j").Generation(1).Obj(),
+		},
+		"spec and metadata left alone": {
+			job:  testJob("j").Label("app", "a").Parallelism(3).Selector(map[string]string{"app": "a"}).Obj(),
+			want: testJob("j").Label("app", "a").Parallelism(3).Selector(map[string]string{"app": "a"}).Generation(1).Obj(),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			NewStrategy(testScheme()).PrepareForCreate(context.Background(), tc.job)
+			if diff := cmp.Diff(tc.want, tc.job); diff != "" {
+				t.Errorf("PrepareForCreate (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStrategyValidateGeneratesSelector(t *testing.T) {
+	const selectorLabelsPath = "spec.template.metadata.labels"
+	cases := map[string]struct {
+		job      *batch.Job
+		want     *batch.Job
+		wantErrs field.ErrorList
+	}{
+		"selector and four template labels generated from UID and name": {
+			job:  testJob("j").Obj(),
+			want: testJob("j").Generated().Obj(),
+		},
+		"manualSelector unset generates as false does": {
+			job:  testJob("j").Do(func(j *batch.Job) { j.Spec.ManualSelector = nil }).Obj(),
+			want: testJob("j").Do(func(j *batch.Job) { j.Spec.ManualSelector = nil }).Generated().Obj(),
+		},
+		"other template labels kept": {
+			job:  testJob("j").TemplateLabel("app", "a").Obj(),
+			want: testJob("j").TemplateLabel("app", "a").Generated().Obj(),
+		},
+		"user-set labels with the generated values kept": {
+			job:  testJob("j").TemplateLabel(batch.JobNameLabel, "j").TemplateLabel(batch.LegacyControllerUIDLabel, string(testJobUID)).Obj(),
+			want: testJob("j").Generated().Obj(),
+		},
+		"user-set prefixed job-name left alone and rejected": {
+			job:      testJob("j").TemplateLabel(batch.JobNameLabel, "other").Obj(),
+			want:     testJob("j").Generated().TemplateLabel(batch.JobNameLabel, "other").Obj(),
+			wantErrs: fieldErrs(field.ErrorTypeInvalid, selectorLabelsPath+"[batch.jobs.dev/job-name]"),
+		},
+		"user-set legacy job-name left alone and rejected": {
+			job:      testJob("j").TemplateLabel(batch.LegacyJobNameLabel, "other").Obj(),
+			want:     testJob("j").Generated().TemplateLabel(batch.LegacyJobNameLabel, "other").Obj(),
+			wantErrs: fieldErrs(field.ErrorTypeInvalid, selectorLabelsPath+"[job-name]"),
+		},
+		"user-set prefixed controller-uid left alone and rejected": {
+			job:  testJob("j").TemplateLabel(batch.ControllerUIDLabel, "wrong").Obj(),
+			want: testJob("j").Generated().TemplateLabel(batch.ControllerUIDLabel, "wrong").Obj(),
+			wantErrs: fieldErrs(
+				field.ErrorTypeInvalid, selectorLabelsPath+"[batch.jobs.dev/controller-uid]",
+				// The generated selector no longer matches the template either.
+				field.ErrorTypeInvalid, selectorLabelsPath,
+			),
+		},
+		"user-set legacy controller-uid left alone and rejected": {
+			job:      testJob("j").TemplateLabel(batch.LegacyControllerUIDLabel, "wrong").Obj(),
+			want:     testJob("j").Generated().TemplateLabel(batch.LegacyControllerUIDLabel, "wrong").Obj(),
+			wantErrs: fieldErrs(field.ErrorTypeInvalid, selectorLabelsPath+"[controller-uid]"),
+		},
+		// As upstream: without manualSelector a selector of the user's own
+		// is completed with controller-uid, then refused as not generated.
+		"user selector kept, controller-uid added, rejected as not generated": {
+			job: testJob("j").Selector(map[string]string{"app": "a"}).TemplateLabel("app", "a").Obj(),
+			want: testJob("j").TemplateLabel("app", "a").Generated().
+				Selector(map[string]string{"app": "a", batch.ControllerUIDLabel: string(testJobUID)}).Obj(),
+			wantErrs: fieldErrs(field.ErrorTypeInvalid, "spec.selector"),
+		},
+		"user selector with matchExpressions only gets matchLabels added and is rejected": {
+			job: testJob("j").Do(func(j *batch.Job) {
+				j.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpExists}}}
+			}).TemplateLabel("app", "a").Obj(),
+			want: testJob("j").TemplateLabel("app", "a").Generated().Do(func(j *batch.Job) {
+				j.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpExists}}
+			}).Obj(),
+			wantErrs: fieldErrs(field.ErrorTypeInvalid, "spec.selector"),
+		},
+		"user selector equal to the generated one accepted": {
+			job:  testJob("j").Selector(map[string]string{batch.ControllerUIDLabel: string(testJobUID)}).Obj(),
+			want: testJob("j").Generated().Obj(),
+		},
+		"user selector with a wrong controller-uid left alone and rejected": {
+			job:  testJob("j").Selector(map[string]string{batch.ControllerUIDLabel: "wrong"}).Obj(),
+			want: testJob("j").Generated().Selector(map[string]string{batch.ControllerUIDLabel: "wrong"}).Obj(),
+			wantErrs: fieldErrs(
+				field.ErrorTypeInvalid, "spec.selector",
+				field.ErrorTypeInvalid, selectorLabelsPath,
+			),
+		},
+		"manualSelector true: selector and labels are the user's": {
+			job:  testJob("j").ManualSelector(true).Selector(map[string]string{"app": "a"}).TemplateLabel("app", "a").Obj(),
+			want: testJob("j").ManualSelector(true).Selector(map[string]string{"app": "a"}).TemplateLabel("app", "a").Obj(),
+		},
+		"manualSelector true without a selector: nothing generated, selector required": {
+			job:  testJob("j").ManualSelector(true).TemplateLabel("app", "a").Obj(),
+			want: testJob("j").ManualSelector(true).TemplateLabel("app", "a").Obj(),
+			wantErrs: fieldErrs(
+				field.ErrorTypeRequired, "spec.selector",
+				// A nil selector matches nothing, so not the template either (as upstream).
+				field.ErrorTypeInvalid, selectorLabelsPath,
+			),
+		},
+		"manualSelector true with a selector not matching the template": {
+			job:      testJob("j").ManualSelector(true).Selector(map[string]string{"app": "a"}).TemplateLabel("app", "b").Obj(),
+			want:     testJob("j").ManualSelector(true).Selector(map[string]string{"app": "a"}).TemplateLabel("app", "b").Obj(),
+			wantErrs: fieldErrs(field.ErrorTypeInvalid, selectorLabelsPath),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			errs := NewStrategy(testScheme()).Validate(context.Background(), tc.job)
+			if diff := cmp.Diff(tc.want, tc.job); diff != "" {
+				t.Errorf("Job after Validate (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantErrs, errs, byTypeAndField...); diff != "" {
+				t.Errorf("Validate errors (-want,+got):\n%s\ngot: %v", diff, errs)
+			}
+		})
+	}
+}
+
+func TestStrategyPrepareForUpdate(t *testing.T) {
+	// The store copies the stored generation onto the new object before
+	// PrepareForUpdate, so every new object here carries the old generation.
+	old := testJob("j").Generated().Generation(3).Running()
+	cases := map[string]struct {
+		job  *batch.Job
+		want *batch.Job
+	}{
+		"spec change bumps generation": {
+			job:  testJob("j").Generated().Generation(3).Parallelism(2).Obj(),
+			want: testJob("j").Generated().Generation(4).Parallelism(2).Running().Obj(),
+		},
+		"metadata-only change keeps generation": {
+			job:  testJob("j").Generated().Generation(3).Label("app", "a").Obj(),
+			want: testJob("j").Generated().Generation(3).Label("app", "a").Running().Obj(),
+		},
+		"status in the request replaced by the stored status": {
+			job:  testJob("j").Generated().Generation(3).Succeeded(5).Obj(),
+			want: old.Obj(),
+		},
+		"status change alone keeps generation": {
+			job:  testJob("j").Generated().Generation(3).Running().Succeeded(1).Obj(),
+			want: old.Obj(),
+		},
+		"spec change with a status change: generation bumped, status kept": {
+			job:  testJob("j").Generated().Generation(3).Parallelism(0).Succeeded(1).Obj(),
+			want: testJob("j").Generated().Generation(4).Parallelism(0).Running().Obj(),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			NewStrategy(testScheme()).PrepareForUpdate(context.Background(), tc.job, old.Obj())
+			if diff := cmp.Diff(tc.want, tc.job); diff != "" {
+				t.Errorf("PrepareForUpdate (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStatusStrategyPrepareForUpdate(t *testing.T) {
+	old := testJob("j").Generated().Generation(3).Running()
+	cases := map[string]struct {
+		job  *batch.Job
+		want *batch.Job
+	}{
+		"status written": {
+			job:  testJob("j").Generated().Generation(3).Running().Succeeded(1).Obj(),
+			want: testJob("j").Generated().Generation(3).Running().Succeeded(1).Obj(),
+		},
+		"spec change replaced by the stored spec, generation kept": {
+			job:  testJob("j").Generated().Generation(3).Parallelism(5).Running().Succeeded(1).Obj(),
+			want: testJob("j").Generated().Generation(3).Running().Succeeded(1).Obj(),
+		},
+		"selector and template labels cannot be dropped through status": {
+			job:  testJob("j").Generation(3).Running().Obj(),
+			want: old.Obj(),
+		},
+		"metadata change kept": {
+			job:  testJob("j").Generated().Generation(3).Label("app", "a").Running().Obj(),
+			want: testJob("j").Generated().Generation(3).Label("app", "a").Running().Obj(),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			NewStatusStrategy(NewStrategy(testScheme())).PrepareForUpdate(context.Background(), tc.job, old.Obj())
+			if diff := cmp.Diff(tc.want, tc.job); diff != "" {
+				t.Errorf("PrepareForUpdate (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// resetFieldsStrings renders reset fields as version -> set, which cmp can diff.
+func resetFieldsStrings(fields map[fieldpath.APIVersion]*fieldpath.Set) map[fieldpath.APIVersion]string {
+	out := map[fieldpath.APIVersion]string{}
+	for v, set := range fields {
+		out[v] = set.String()
+	}
+	return out
+}
+
+func TestGetResetFields(t *testing.T) {
+	strategy := NewStrategy(testScheme())
+	cases := map[string]struct {
+		strategy rest.ResetFieldsStrategy
+		want     map[fieldpath.APIVersion]string
+	}{
+		"main resource resets status": {
+			strategy: strategy,
+			want: map[fieldpath.APIVersion]string{
+				"batch.jobs.dev/v1":      ".status",
+				"batch.jobs.dev/v1beta1": ".status",
+			},
+		},
+		"status subresource resets spec": {
+			strategy: NewStatusStrategy(strategy),
+			want: map[fieldpath.APIVersion]string{
+				"batch.jobs.dev/v1":      ".spec",
+				"batch.jobs.dev/v1beta1": ".spec",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, resetFieldsStrings(tc.strategy.GetResetFields())); diff != "" {
+				t.Errorf("GetResetFields (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// strategyTraits are the constant answers of a strategy.
+type strategyTraits struct {
+	NamespaceScoped          bool
+	AllowCreateOnUpdate      bool
+	AllowUnconditionalUpdate bool
+	GarbageCollectionPolicy  rest.GarbageCollectionPolicy
+}
+
+func TestStrategyTraits(t *testing.T) {
+	ctx := context.Background()
+	strategy := NewStrategy(testScheme())
+	statusStrategy := NewStatusStrategy(strategy)
+	want := strategyTraits{
+		NamespaceScoped:          true,
+		AllowCreateOnUpdate:      false,
+		AllowUnconditionalUpdate: true,
+		GarbageCollectionPolicy:  rest.DeleteDependents,
+	}
+	cases := map[string]strategyTraits{
+		"main": {
+			NamespaceScoped:          strategy.NamespaceScoped(),
+			AllowCreateOnUpdate:      strategy.AllowCreateOnUpdate(ctx),
+			AllowUnconditionalUpdate: strategy.AllowUnconditionalUpdate(ctx),
+			GarbageCollectionPolicy:  strategy.DefaultGarbageCollectionPolicy(ctx),
+		},
+		"status": {
+			NamespaceScoped:          statusStrategy.NamespaceScoped(),
+			AllowCreateOnUpdate:      statusStrategy.AllowCreateOnUpdate(ctx),
+			AllowUnconditionalUpdate: statusStrategy.AllowUnconditionalUpdate(ctx),
+			GarbageCollectionPolicy:  statusStrategy.DefaultGarbageCollectionPolicy(ctx),
+		},
+	}
+	for name, got := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("traits (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStrategyWarningsOnUpdate(t *testing.T) {
+	// A deprecated node label in the template gives exactly one warning
+	// whenever the spec is checked.
+	deprecated := map[string]string{"beta.kubernetes.io/arch": "amd64"}
+	old := testJob("j").Generated().Generation(3).NodeSelector(deprecated)
+	cases := map[string]struct {
+		job          *batch.Job
+		wantWarnings int
+	}{
+		"spec change warns about the new spec": {
+			job:          testJob("j").Generated().Generation(3).NodeSelector(deprecated).Parallelism(2).Obj(),
+			wantWarnings: 1,
+		},
+		"metadata-only change does not warn": {
+			job: testJob("j").Generated().Generation(3).NodeSelector(deprecated).Label("app", "a").Obj(),
+		},
+		"status-only change does not warn": {
+			job: testJob("j").Generated().Generation(3).NodeSelector(deprecated).Succeeded(1).Obj(),
+		},
+		"spec change without deprecated fields does not warn": {
+			job: testJob("j").Generated().Generation(3).Parallelism(2).Obj(),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			strategy := NewStrategy(testScheme())
+			oldJob := old.Obj()
+			// The store runs PrepareForUpdate first; it decides the generation.
+			strategy.PrepareForUpdate(ctx, tc.job, oldJob)
+			if got := strategy.WarningsOnUpdate(ctx, tc.job, oldJob); len(got) != tc.wantWarnings {
+				t.Errorf("WarningsOnUpdate = %q, want %d warnings", got, tc.wantWarnings)
+			}
+			if got := NewStatusStrategy(strategy).WarningsOnUpdate(ctx, tc.job, oldJob); got != nil {
+				t.Errorf("StatusStrategy.WarningsOnUpdate = %q, want none", got)
+			}
+		})
+	}
+}
+
+func TestJobToSelectableFields(t *testing.T) {
+	cases := map[string]struct {
+		job  *batch.Job
+		want fields.Set
+	}{
+		"new Job": {
+			job:  testJob("a").Obj(),
+			want: fields.Set{"metadata.name": "a", "metadata.namespace": "default", "status.successful": "0"},
+		},
+		"succeeded pods counted": {
+			job:  testJob("b").Do(func(j *batch.Job) { j.Namespace = "other" }).Succeeded(12).Obj(),
+			want: fields.Set{"metadata.name": "b", "metadata.namespace": "other", "status.successful": "12"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, JobToSelectableFields(tc.job)); diff != "" {
+				t.Errorf("JobToSelectableFields (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGetAttrs(t *testing.T) {
+	job := testJob("a").Label("app", "x").Succeeded(2).Obj()
+	gotLabels, gotFields, err := GetAttrs(job)
+	if err != nil {
+		t.Fatalf("GetAttrs: %v", err)
+	}
+	if diff := cmp.Diff(labels.Set{"app": "x"}, gotLabels); diff != "" {
+		t.Errorf("labels (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(fields.Set{"metadata.name": "a", "metadata.namespace": "default", "status.successful": "2"}, gotFields); diff != "" {
+		t.Errorf("fields (-want,+got):\n%s", diff)
+	}
+
+	if _, _, err := GetAttrs(&corev1.Pod{}); err == nil {
+		t.Errorf("GetAttrs(Pod): got no error, want one")
+	}
+}
+
+func TestMatchJob(t *testing.T) {
+	job := testJob("a").Label("app", "x").Succeeded(2).Obj()
+	cases := map[string]struct {
+		label string
+		field string
+		want  bool
+	}{
+		"everything":                 {want: true},
+		"label matches":              {label: "app=x", want: true},
+		"label does not match":       {label: "app=y"},
+		"name matches":               {field: "metadata.name=a", want: true},
+		"name does not match":        {field: "metadata.name=b"},
+		"namespace matches":          {field: "metadata.namespace=default", want: true},
+		"successful matches":         {field: "status.successful=2", want: true},
+		"successful does not match":  {field: "status.successful=0"},
+		"successful not-equal":       {field: "status.successful!=0", want: true},
+		"label and field both match": {label: "app=x", field: "metadata.name=a,status.successful=2", want: true},
+		"label matches, field not":   {label: "app=x", field: "status.successful=3"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			labelSel, err := labels.Parse(tc.label)
+			if err != nil {
+				t.Fatalf("parsing label selector: %v", err)
+			}
+			fieldSel, err := fields.ParseSelector(tc.field)
+			if err != nil {
+				t.Fatalf("parsing field selector: %v", err)
+			}
+			predicate := MatchJob(labelSel, fieldSel)
+			got, err := predicate.Matches(job)
+			if err != nil {
+				t.Fatalf("Matches: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("Matches = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

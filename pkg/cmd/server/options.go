@@ -110,6 +110,9 @@ func (o *Options) Complete() error {
 		ro.CoreAPI = nil
 		ro.Admission = nil
 		ro.Features.EnablePriorityAndFairness = false
+		// No garbage collector runs without a host cluster: orphan and
+		// foreground finalizers would never be removed.
+		ro.Etcd.EnableGarbageCollection = false
 	}
 	return nil
 }

@@ -21,10 +21,26 @@ const kubectlTimeout = 90 * time.Second
 type Kubectl struct {
 	Bin        string
 	Kubeconfig string
+	// Namespace, when set, is passed as --namespace.
+	Namespace string
+}
+
+// In returns the same kubectl working in namespace ns.
+func (k Kubectl) In(ns string) Kubectl {
+	k.Namespace = ns
+	return k
+}
+
+func (k Kubectl) globalArgs() []string {
+	args := []string{"--kubeconfig", k.Kubeconfig}
+	if k.Namespace != "" {
+		args = append(args, "--namespace", k.Namespace)
+	}
+	return args
 }
 
 func (k Kubectl) args(args []string) []string {
-	return append([]string{"--kubeconfig", k.Kubeconfig, "--request-timeout=60s"}, args...)
+	return append(append(k.globalArgs(), "--request-timeout=60s"), args...)
 }
 
 // Run runs kubectl to completion. A non-zero exit code is in the result.
@@ -90,7 +106,7 @@ type Stream struct {
 // Start starts kubectl in the background; it is killed after timeout or
 // when Stop is called, whichever comes first.
 func (k Kubectl) Start(timeout time.Duration, args ...string) (*Stream, error) {
-	cmd := exec.Command(k.Bin, append([]string{"--kubeconfig", k.Kubeconfig}, args...)...)
+	cmd := exec.Command(k.Bin, append(k.globalArgs(), args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

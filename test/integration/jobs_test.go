@@ -821,12 +821,13 @@ func testJobV1beta1(t *testing.T, ts *framework.TestServer) {
 }
 
 // testJobBadInput checks the answers to bodies the server cannot take: not
-// JSON (400), over the request size limit (413), an invalid Job (422 with
-// every field path).
+// JSON or the wrong kind (400), an unknown field under fieldValidation=Strict
+// (400; a warning otherwise), over the request size limit (413), an invalid
+// Job (422 with every field path).
 func testJobBadInput(t *testing.T, ts *framework.TestServer) {
 	ctx := testContext(t)
 	ns := testNamespace(t)
-	clientset := newTestClient(t, ts)
+	clientset, warnings := newTestClientWithWarnings(t, ts.ClientConfig)
 	client := clientset.BatchV1().Jobs(ns)
 
 	t.Run("invalid JSON", func(t *testing.T) {
@@ -843,6 +844,25 @@ func testJobBadInput(t *testing.T, ts *framework.TestServer) {
 			Body([]byte(`{"apiVersion":"batch.jobs.dev/v1","kind":"CronJob","metadata":{"name":"cron"}}`)).
 			Do(ctx).Error()
 		assertTestStatus(t, err, http.StatusBadRequest, metav1.StatusReasonBadRequest)
+	})
+
+	t.Run("unknown field", func(t *testing.T) {
+		body := []byte(`{"apiVersion":"batch.jobs.dev/v1","kind":"Job","metadata":{"name":"unknown-field"},"spec":{"bogus":1,` +
+			`"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"main","image":"busybox:1.36"}]}}}}`)
+		post := func(fieldValidation string) error {
+			return clientset.BatchV1().RESTClient().Post().Namespace(ns).Resource("jobs").
+				Param("fieldValidation", fieldValidation).Param("dryRun", metav1.DryRunAll).
+				SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
+		}
+		assertTestStatus(t, post(metav1.FieldValidationStrict), http.StatusBadRequest, metav1.StatusReasonBadRequest)
+		warnings.take()
+		// Without a directive the server warns, as kube-apiserver does (dry run: nothing is stored).
+		if err := post(""); err != nil {
+			t.Fatalf("dry-run create with an unknown field: %v", err)
+		}
+		if diff := cmp.Diff([]string{`unknown field "spec.bogus"`}, warnings.take()); diff != "" {
+			t.Errorf("warnings (-want +got):\n%s", diff)
+		}
 	})
 
 	t.Run("body over the 3 MiB limit", func(t *testing.T) {

@@ -185,8 +185,7 @@ func testJobApplyStatus(t *testing.T, ts *framework.TestServer) {
 		Ready:      ptr.To[int32](1),
 		Conditions: []batchv1.JobCondition{newTestJobCondition(batchv1.JobSuspended, corev1.ConditionFalse, "Resumed")},
 	}
-	ignoreRV := cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion", "ManagedFields")
-	if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreRV); diff != "" {
+	if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreWriteMeta); diff != "" {
 		t.Errorf("job after the controller's status apply, spec ignored (-want +got):\n%s", diff)
 	}
 	ownership := map[string]testFieldOwnership{
@@ -208,7 +207,7 @@ func testJobApplyStatus(t *testing.T, ts *framework.TestServer) {
 		t.Fatalf("status apply by kueue: %v", err)
 	}
 	want.Status.Failed = 1
-	if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreRV); diff != "" {
+	if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreWriteMeta); diff != "" {
 		t.Errorf("job after kueue's status apply (-want +got):\n%s", diff)
 	}
 	ownership["kueue"] = testFieldOwnership{

@@ -167,11 +167,14 @@ func newTestJobDefaultedPodSpec(containerNames ...string) corev1.PodSpec {
 	return spec
 }
 
-// ignoreServerSetMeta ignores the metadata only the server chooses (and type
-// meta, which typed clients may drop), for comparing a response with an
-// expected object built by hand.
+// ignoreServerSetMeta ignores the metadata only the server chooses, for
+// comparing a response with an expected object built by hand.
 var ignoreServerSetMeta = cmpopts.IgnoreFields(metav1.ObjectMeta{},
 	"UID", "ResourceVersion", "CreationTimestamp", "ManagedFields")
+
+// ignoreWriteMeta ignores the metadata every write changes, for comparing
+// the result of a write with the object before it.
+var ignoreWriteMeta = cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion", "ManagedFields")
 
 // ignoreTypeMeta ignores apiVersion and kind: the typed clients decode into
 // Go types and may leave them empty in some responses and not in others.

@@ -409,7 +409,7 @@ func testJobUpdate(t *testing.T, ts *framework.TestServer) {
 	want := created.DeepCopy()
 	want.Spec.Parallelism = ptr.To[int32](3)
 	want.Generation = 2
-	if diff := cmp.Diff(want, updated, ignoreTypeMeta, cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion", "ManagedFields")); diff != "" {
+	if diff := cmp.Diff(want, updated, ignoreTypeMeta, ignoreWriteMeta); diff != "" {
 		t.Errorf("after a spec update, status ignored (-want +got):\n%s", diff)
 	}
 
@@ -421,7 +421,7 @@ func testJobUpdate(t *testing.T, ts *framework.TestServer) {
 	}
 	want = updated.DeepCopy()
 	want.Labels["touched"] = "yes"
-	if diff := cmp.Diff(want, relabelled, ignoreTypeMeta, cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion", "ManagedFields")); diff != "" {
+	if diff := cmp.Diff(want, relabelled, ignoreTypeMeta, ignoreWriteMeta); diff != "" {
 		t.Errorf("after a metadata update, generation kept (-want +got):\n%s", diff)
 	}
 
@@ -468,8 +468,7 @@ func testJobUpdateStatus(t *testing.T, ts *framework.TestServer) {
 	}
 	want := created.DeepCopy()
 	want.Status = status
-	ignoreRV := cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion", "ManagedFields")
-	if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreRV); diff != "" {
+	if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreWriteMeta); diff != "" {
 		t.Errorf("after UpdateStatus, spec ignored (-want +got):\n%s", diff)
 	}
 
@@ -482,7 +481,7 @@ func testJobUpdateStatus(t *testing.T, ts *framework.TestServer) {
 	}
 	want.Spec.Parallelism = ptr.To[int32](3)
 	want.Generation = 2
-	if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreRV); diff != "" {
+	if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreWriteMeta); diff != "" {
 		t.Errorf("after a spec update, status kept (-want +got):\n%s", diff)
 	}
 
@@ -499,7 +498,6 @@ func testJobPatch(t *testing.T, ts *framework.TestServer) {
 	ns := testNamespace(t)
 	clientset := newTestClient(t, ts)
 	client := clientset.BatchV1().Jobs(ns)
-	ignoreRV := cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion", "ManagedFields")
 
 	t.Run("merge and JSON patch of the spec", func(t *testing.T) {
 		job, err := client.Create(ctx, newTestJob(ns, "spec").Completions(5).Obj(), metav1.CreateOptions{})
@@ -516,7 +514,7 @@ func testJobPatch(t *testing.T, ts *framework.TestServer) {
 		want.Labels["patched"] = "merge"
 		want.Spec.Parallelism = ptr.To[int32](3)
 		want.Generation = 2
-		if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreRV); diff != "" {
+		if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreWriteMeta); diff != "" {
 			t.Errorf("after merge patch (-want +got):\n%s", diff)
 		}
 
@@ -531,7 +529,7 @@ func testJobPatch(t *testing.T, ts *framework.TestServer) {
 		want.Annotations = map[string]string{"patched": "json"}
 		want.Spec.Parallelism = ptr.To[int32](4)
 		want.Generation = 3
-		if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreRV); diff != "" {
+		if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreWriteMeta); diff != "" {
 			t.Errorf("after JSON patch (-want +got):\n%s", diff)
 		}
 	})
@@ -559,7 +557,7 @@ func testJobPatch(t *testing.T, ts *framework.TestServer) {
 		want := job.DeepCopy()
 		want.Spec.Template.Spec.Containers[1].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
 		want.Generation = 2
-		if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreRV); diff != "" {
+		if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreWriteMeta); diff != "" {
 			t.Errorf("after strategic merge patch (-want +got):\n%s", diff)
 		}
 	})
@@ -602,7 +600,7 @@ func testJobPatch(t *testing.T, ts *framework.TestServer) {
 				t.Fatalf("status patch %s: %v", step.patch, err)
 			}
 			want.Status.Conditions = step.want
-			if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreRV); diff != "" {
+			if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreWriteMeta); diff != "" {
 				t.Errorf("after status patch %s (-want +got):\n%s", step.patch, diff)
 			}
 		}
@@ -618,7 +616,7 @@ func testJobPatch(t *testing.T, ts *framework.TestServer) {
 			t.Fatalf("JSON patch of status: %v", err)
 		}
 		want.Status.Active = 1
-		if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreRV); diff != "" {
+		if diff := cmp.Diff(want, got, ignoreTypeMeta, ignoreWriteMeta); diff != "" {
 			t.Errorf("after JSON patch of status (-want +got):\n%s", diff)
 		}
 	})

@@ -23,15 +23,21 @@ import (
 
 const examplesDir = "artifacts/examples"
 
-// exampleJobs decodes the Jobs of artifacts/examples.
-func exampleJobs(t testing.TB) []batchv1.Job {
+// exampleFiles lists artifacts/examples.
+func exampleFiles(t testing.TB) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(bins.RepoRoot, examplesDir, "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples in %s: %v", examplesDir, err)
 	}
+	return files
+}
+
+// exampleJobs decodes the Jobs of artifacts/examples.
+func exampleJobs(t testing.TB) []batchv1.Job {
+	t.Helper()
 	var jobs []batchv1.Job
-	for _, f := range files {
+	for _, f := range exampleFiles(t) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

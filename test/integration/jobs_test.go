@@ -28,7 +28,7 @@ import (
 // endpoints send for every request to a deprecated version, built from the
 // prerelease-lifecycle tags of v1beta1.Job (deprecated in 1.37, removed three
 // minors later).
-const v1beta1DeprecationWarning = "batch.jobs.dev/v1beta1 Job is deprecated in v1.37+, unavailable in v1.40+"
+const v1beta1DeprecationWarning = "batch.jobs.dev/v1beta1 Job is deprecated in v1.37+, unavailable in v1.40+; use batch.jobs.dev/v1 Job"
 
 // TestJobAPI drives one server through every verb of the jobs resource and
 // its status subresource. The subtests share the server (each in its own

@@ -104,6 +104,8 @@ func StartServerOnDataDir(t testing.TB, dataDir string, opts ...Option) *TestSer
 		if err != nil {
 			return false, nil // not written yet
 		}
+		// Tests make many requests; client-side rate limiting only slows them.
+		cfg.QPS = -1
 		client, err := versioned.NewForConfig(cfg)
 		if err != nil {
 			return false, err

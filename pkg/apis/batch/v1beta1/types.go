@@ -10,6 +10,7 @@ import (
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +k8s:prerelease-lifecycle-gen:introduced=1.36
 // +k8s:prerelease-lifecycle-gen:deprecated=1.37
+// +k8s:prerelease-lifecycle-gen:replacement=batch.jobs.dev,v1,Job
 
 // Job represents the configuration of a single job, served by batch-apiserver
 // with the semantics of Kubernetes batch/v1 Job.
@@ -34,6 +35,7 @@ type Job struct {
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +k8s:prerelease-lifecycle-gen:introduced=1.36
 // +k8s:prerelease-lifecycle-gen:deprecated=1.37
+// +k8s:prerelease-lifecycle-gen:replacement=batch.jobs.dev,v1,Job
 
 // JobList is a collection of jobs.
 type JobList struct {

@@ -181,6 +181,38 @@ func TestSecurityThroughAggregator(t *testing.T) {
 	})
 }
 
+// TestServiceAccountPermissions checks what artifacts/deploy/rbac.yaml gives
+// batch-apiserver's ServiceAccount: what the server needs (it runs with it
+// in this cluster, so a missing rule would already have broken the other
+// tests), and nothing of what it must not have.
+func TestServiceAccountPermissions(t *testing.T) {
+	sa := "--as=system:serviceaccount:" + framework.Namespace + ":" + framework.ServiceAccountName
+	k := cluster.Kubectl()
+	want := map[string]string{
+		"create tokenreviews.authentication.k8s.io":                       "yes",
+		"create subjectaccessreviews.authorization.k8s.io":                "yes",
+		"get configmap/extension-apiserver-authentication -n kube-system": "yes",
+		"watch namespaces": "yes",
+		"list validatingwebhookconfigurations.admissionregistration.k8s.io": "yes",
+		"list flowschemas.flowcontrol.apiserver.k8s.io":                     "yes",
+		"list configmaps -n kube-system":                                    "no",
+		"get secrets -n " + framework.Namespace:                             "no",
+		"list secrets -A":                                                   "no",
+		"update leases.coordination.k8s.io -n kube-system":                  "no",
+		"create clusterrolebindings.rbac.authorization.k8s.io":              "no",
+		"create serviceaccounts/token -n " + framework.Namespace:            "no",
+	}
+	for q, answer := range want {
+		res, err := k.Run(append([]string{"auth", "can-i", sa}, strings.Fields(q)...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(res.Stdout); got != answer {
+			t.Errorf("batch-apiserver's ServiceAccount: can-i %s = %q, want %q (%s)", q, got, answer, res.Stderr)
+		}
+	}
+}
+
 // rawGet sends a GET trusting ca, as user (a client certificate of the
 // cluster CA, or none when empty) with extra headers, and returns the
 // status code and body.

@@ -37,6 +37,11 @@ func TestKubectlThroughAggregator(t *testing.T) {
 		}
 	})
 	t.Run("explain", func(t *testing.T) { stepExplain(t, k) })
+	t.Run("describe", func(t *testing.T) {
+		job := exampleJobs(t)[0]
+		out := k.MustRun(t, "describe", "bjob", job.Name)
+		mustContain(t, out, "Name:         "+job.Name, "Namespace:    "+ns, "API Version:  batch.jobs.dev/v1", "Kind:         Job", "Spec:", "Template:")
+	})
 	t.Run("apply client-side", func(t *testing.T) { stepClientSideApply(t, k) })
 	t.Run("apply server-side with a second field manager", func(t *testing.T) { stepServerSideApply(t, k) })
 	t.Run("patch strategic merge json", func(t *testing.T) { stepPatch(t, k) })

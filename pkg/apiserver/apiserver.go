@@ -55,6 +55,22 @@ func (cfg *Config) Complete() CompletedConfig {
 	return CompletedConfig{GenericConfig: cfg.GenericConfig.Complete()}
 }
 
+// withoutProtobuf offers every media type of the wrapped serializer but protobuf.
+type withoutProtobuf struct {
+	runtime.NegotiatedSerializer
+}
+
+// SupportedMediaTypes returns the wrapped media types without protobuf.
+func (s withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo {
+	var infos []runtime.SerializerInfo
+	for _, info := range s.NegotiatedSerializer.SupportedMediaTypes() {
+		if info.MediaType != runtime.ContentTypeProtobuf {
+			infos = append(infos, info)
+		}
+	}
+	return infos
+}
+
 // Server is the batch apiserver: a generic apiserver with the batch.jobs.dev group installed.
 type Server struct {
 	GenericAPIServer *genericapiserver.GenericAPIServer
@@ -68,6 +84,10 @@ func (c CompletedConfig) New() (*Server, error) {
 	}
 
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(batch.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	// Our types have no protobuf encoding: do not offer it, or clients that
+	// prefer it (the namespace controller deleting a collection) get a
+	// failed response instead of falling back to JSON.
+	apiGroupInfo.NegotiatedSerializer = withoutProtobuf{Codecs}
 	jobStorage, jobStatusStorage, err := jobregistry.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter)
 	if err != nil {
 		return nil, fmt.Errorf("creating job storage: %w", err)

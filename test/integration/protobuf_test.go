@@ -25,23 +25,21 @@ func TestProtobufFallsBackToJSON(t *testing.T) {
 		{http.MethodDelete, "/apis/batch.jobs.dev/v1/namespaces/default/jobs"},
 	} {
 		method, path := r.method, r.path
-		{
-			req, err := http.NewRequestWithContext(context.Background(), method, ts.ClientConfig.Host+path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, application/json")
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Fatalf("%s %s: %v", method, path, err)
-			}
-			_ = resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Errorf("%s %s: status %d, want 200", method, path, resp.StatusCode)
-			}
-			if got := resp.Header.Get("Content-Type"); got != "application/json" {
-				t.Errorf("%s %s: Content-Type %q, want application/json", method, path, got)
-			}
+		req, err := http.NewRequestWithContext(context.Background(), method, ts.ClientConfig.Host+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s %s: status %d, want 200", method, path, resp.StatusCode)
+		}
+		if got := resp.Header.Get("Content-Type"); got != "application/json" {
+			t.Errorf("%s %s: Content-Type %q, want application/json", method, path, got)
 		}
 	}
 }

@@ -2,8 +2,10 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -27,6 +29,30 @@ func (r *REST) ShortNames() []string { return []string{"bjob"} }
 
 // Categories puts jobs in `kubectl get all`.
 func (r *REST) Categories() []string { return []string{"all"} }
+
+// Update updates a Job; see userErrorsAsBadRequest for how patch errors are reported.
+func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	return r.Store.Update(ctx, name, userErrorsAsBadRequest{objInfo}, createValidation, updateValidation, forceAllowCreate, options)
+}
+
+// userErrorsAsBadRequest reports a failure to compute the new object from
+// the request (applying a strategic merge patch or a server-side apply patch
+// to the stored Job) as 400 Bad Request. Those failures come from the
+// request body, but strategicpatch and the apply type converter return plain
+// Go errors, which the generic handlers would answer with 500.
+type userErrorsAsBadRequest struct {
+	rest.UpdatedObjectInfo
+}
+
+// UpdatedObject returns the new object, or the failure as a Status error.
+func (i userErrorsAsBadRequest) UpdatedObject(ctx context.Context, oldObj runtime.Object) (runtime.Object, error) {
+	obj, err := i.UpdatedObjectInfo.UpdatedObject(ctx, oldObj)
+	var status apierrors.APIStatus
+	if err != nil && !errors.As(err, &status) {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return obj, err
+}
 
 // NewREST returns the storage of jobs and of their status subresource, both
 // backed by the same etcd prefix.
@@ -80,7 +106,7 @@ func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOp
 // Update writes the status of a Job, keeping its spec.
 func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	// The status subresource never creates a Job.
-	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+	return r.store.Update(ctx, name, userErrorsAsBadRequest{objInfo}, createValidation, updateValidation, false, options)
 }
 
 // GetResetFields returns the fields a status write never changes.

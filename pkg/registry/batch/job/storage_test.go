@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -301,6 +303,25 @@ func TestStorageList(t *testing.T) {
 					job = writeStatus(t, status, testJobFrom(job).Running().Succeeded(f.succeeded).Obj())
 				}
 				stored[job.Namespace+"/"+job.Name] = job
+			}
+			// The watch cache answers only once it is initialized and has
+			// seen the writes above.
+			err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				obj, err := jobs.List(nsContext(""), &metainternalversion.ListOptions{})
+				if err != nil {
+					return false, nil
+				}
+				list := obj.(*batch.JobList)
+				seen := 0
+				for i := range list.Items {
+					if want, ok := stored[list.Items[i].Namespace+"/"+list.Items[i].Name]; ok && want.ResourceVersion == list.Items[i].ResourceVersion {
+						seen++
+					}
+				}
+				return seen == len(stored), nil
+			})
+			if err != nil {
+				t.Fatalf("waiting for the storage to list every Job: %v", err)
 			}
 
 			cases := map[string]struct {

@@ -9,6 +9,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 MODULE="github.com/batch-apiserver/batch-apiserver"
 BOILERPLATE="${ROOT}/hack/boilerplate.go.txt"
+# On a fresh module cache `go list -m` knows the module but not its directory
+# until it is downloaded.
+go mod download k8s.io/code-generator
 CODEGEN_PKG="$(go list -m -f '{{.Dir}}' k8s.io/code-generator)"
 
 # Install the generators into a project-local bin so that a stale global

@@ -1,19 +1,11 @@
 package v1beta1
 
 import (
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 )
 
 func addConversionFuncs(scheme *runtime.Scheme) error {
-	return scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind("Job"),
-		func(label, value string) (string, string, error) {
-			switch label {
-			case "metadata.name", "metadata.namespace", "status.successful":
-				return label, value, nil
-			default:
-				return "", "", fmt.Errorf("field label %q not supported for Job", label)
-			}
-		})
+	return scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind("Job"), batch.JobFieldLabelConversion)
 }

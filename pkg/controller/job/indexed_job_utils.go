@@ -3,6 +3,7 @@ package job
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -24,12 +25,71 @@ const (
 	unknownCompletionIndex = -1
 )
 
+// isIndexedJob reports whether the Job's completionMode is Indexed.
 func isIndexedJob(job *batchv1.Job) bool {
 	return job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion
 }
 
+// hasBackoffLimitPerIndex reports whether the Job limits retries per index.
 func hasBackoffLimitPerIndex(job *batchv1.Job) bool {
 	return job.Spec.BackoffLimitPerIndex != nil
+}
+
+// calculateSucceededIndexes returns the succeeded indexes of
+// status.completedIndexes (prev) and those together with the indexes whose
+// Pods succeeded since the last sync (succeeded). Only Pods that still have
+// the tracking finalizer count as new: the others are already in the status.
+func calculateSucceededIndexes(logger klog.Logger, job *batchv1.Job, pods []*corev1.Pod) (orderedIntervals, orderedIntervals) {
+	completions := int(*job.Spec.Completions)
+	prev := parseIndexesFromString(logger, job.Status.CompletedIndexes, completions)
+	newSucceeded := sets.New[int]()
+	for _, p := range pods {
+		ix := getCompletionIndex(p.Annotations)
+		if p.Status.Phase == corev1.PodSucceeded && ix != unknownCompletionIndex && ix < completions && hasJobTrackingFinalizer(p) {
+			newSucceeded.Insert(ix)
+		}
+	}
+	// sets.List returns the indexes sorted, as withOrderedIndexes needs.
+	return prev, prev.withOrderedIndexes(sets.List(newSucceeded))
+}
+
+// calculateFailedIndexes returns the indexes of status.failedIndexes together
+// with the indexes that failed since the last sync (see isIndexFailed), for
+// Jobs with backoffLimitPerIndex.
+func calculateFailedIndexes(logger klog.Logger, job *batchv1.Job, pods []*corev1.Pod) *orderedIntervals {
+	completions := int(*job.Spec.Completions)
+	var prev orderedIntervals
+	if job.Status.FailedIndexes != nil {
+		prev = parseIndexesFromString(logger, *job.Status.FailedIndexes, completions)
+	}
+	newFailed := sets.New[int]()
+	for _, p := range pods {
+		ix := getCompletionIndex(p.Annotations)
+		// Pods without the finalizer are already counted in the status.
+		if ix != unknownCompletionIndex && ix < completions && hasJobTrackingFinalizer(p) && isIndexFailed(logger, job, p) {
+			newFailed.Insert(ix)
+		}
+	}
+	result := prev.withOrderedIndexes(sets.List(newFailed))
+	return &result
+}
+
+// isIndexFailed reports whether the failure of pod fails its whole index:
+// a FailIndex rule of the pod failure policy matched, or the failure counts
+// and the index has used up backoffLimitPerIndex.
+func isIndexFailed(logger klog.Logger, job *batchv1.Job, pod *corev1.Pod) bool {
+	if !isPodFailed(pod, job) {
+		return false
+	}
+	countFailed := true
+	if job.Spec.PodFailurePolicy != nil {
+		var action *batchv1.PodFailurePolicyAction
+		_, countFailed, action = matchPodFailurePolicy(job.Spec.PodFailurePolicy, pod)
+		if action != nil && *action == batchv1.PodFailurePolicyActionFailIndex {
+			return true
+		}
+	}
+	return countFailed && getIndexFailureCount(logger, pod) >= *job.Spec.BackoffLimitPerIndex
 }
 
 // withOrderedIndexes returns a new list of intervals holding oi and
@@ -165,6 +225,39 @@ func parseIndexesFromString(logger klog.Logger, indexesStr string, completions i
 	return result
 }
 
+// firstPendingIndexes returns the first count indexes below completions
+// that have no active Pod and have neither succeeded nor failed. With
+// podReplacementPolicy Failed, indexes of terminating Pods are not pending
+// either: their replacement waits until they are gone.
+func firstPendingIndexes(jobCtx *syncJobCtx, count, completions int) []int {
+	if count == 0 {
+		return nil
+	}
+	nonPending := jobCtx.succeededIndexes.withOrderedIndexes(sets.List(getIndexes(jobCtx.activePods)))
+	if onlyReplaceFailedPods(jobCtx.job) {
+		nonPending = nonPending.withOrderedIndexes(sets.List(getIndexes(filterTerminatingPods(jobCtx.pods))))
+	}
+	if jobCtx.failedIndexes != nil {
+		nonPending = nonPending.merge(*jobCtx.failedIndexes)
+	}
+	// Walk the gaps between non-pending intervals; bounded by
+	// len(nonPending) and count, not by completions.
+	result := make([]int, 0, count)
+	candidate := 0
+	for _, iv := range nonPending {
+		for ; candidate < completions && len(result) < count && candidate < iv.First; candidate++ {
+			result = append(result, candidate)
+		}
+		if candidate <= iv.Last {
+			candidate = iv.Last + 1
+		}
+	}
+	for ; candidate < completions && len(result) < count; candidate++ {
+		result = append(result, candidate)
+	}
+	return result
+}
+
 // getIndexes returns the valid completion indexes of pods.
 func getIndexes(pods []*corev1.Pod) sets.Set[int] {
 	result := sets.New[int]()
@@ -173,6 +266,83 @@ func getIndexes(pods []*corev1.Pod) sets.Set[int] {
 			result.Insert(ix)
 		}
 	}
+	return result
+}
+
+// appendDuplicatedIndexPodsForRemoval sorts the active pods by completion
+// index and, for an index held by n Pods, appends n-1 of them to rm and the
+// one to keep to left. Pods without a valid index or with an index not below
+// completions are all appended to rm.
+func appendDuplicatedIndexPodsForRemoval(rm, left, pods []*corev1.Pod, completions int) ([]*corev1.Pod, []*corev1.Pod) {
+	sort.Sort(byCompletionIndex(pods))
+	lastIndex := unknownCompletionIndex
+	firstRepeatPos := 0
+	end := len(pods)
+	for i, p := range pods {
+		ix := getCompletionIndex(p.Annotations)
+		if ix >= completions {
+			// Sorted, so the rest is out of range too.
+			rm = append(rm, pods[i:]...)
+			end = i
+			break
+		}
+		if ix != lastIndex {
+			rm, left = appendPodsWithSameIndexForRemovalAndRemaining(rm, left, pods[firstRepeatPos:i], lastIndex)
+			firstRepeatPos = i
+			lastIndex = ix
+		}
+	}
+	return appendPodsWithSameIndexForRemovalAndRemaining(rm, left, pods[firstRepeatPos:end], lastIndex)
+}
+
+// appendPodsWithSameIndexForRemovalAndRemaining keeps the Pod of index ix
+// that is furthest along (the last in activePods order) and removes the
+// others; all Pods without an index are removed.
+func appendPodsWithSameIndexForRemovalAndRemaining(rm, left, pods []*corev1.Pod, ix int) ([]*corev1.Pod, []*corev1.Pod) {
+	if ix == unknownCompletionIndex {
+		return append(rm, pods...), left
+	}
+	if len(pods) == 1 {
+		return rm, append(left, pods[0])
+	}
+	sort.Sort(activePods(pods))
+	rm = append(rm, pods[:len(pods)-1]...)
+	left = append(left, pods[len(pods)-1])
+	return rm, left
+}
+
+// getPodsWithDelayedDeletionPerIndex returns, per index, the failed Pod
+// whose finalizer removal (and so deletion) waits until its replacement is
+// created, because the replacement's job-index-failure-count annotation is
+// computed from it. Indexes that succeeded, failed or have an active Pod
+// (which already carries the count) need no such Pod. Of several failed
+// Pods of an index, the one with the most failures, and then the one that
+// finished last, is kept.
+func getPodsWithDelayedDeletionPerIndex(logger klog.Logger, jobCtx *syncJobCtx) map[int]*corev1.Pod {
+	activeIndexes := getIndexes(jobCtx.activePods)
+	completions := int(*jobCtx.job.Spec.Completions)
+	result := make(map[int]*corev1.Pod)
+	// getValidPodsWithFilter skips Pods already counted or being counted;
+	// the filter collects into result and keeps nothing in the returned list.
+	getValidPodsWithFilter(jobCtx, nil, func(p *corev1.Pod) bool {
+		if !isPodFailed(p, jobCtx.job) {
+			return false
+		}
+		ix := getCompletionIndex(p.Annotations)
+		if ix == unknownCompletionIndex || ix >= completions {
+			return false
+		}
+		if jobCtx.succeededIndexes.has(ix) || activeIndexes.Has(ix) ||
+			(jobCtx.failedIndexes != nil && jobCtx.failedIndexes.has(ix)) {
+			return false
+		}
+		last, ok := result[ix]
+		if !ok || (getIndexAbsoluteFailureCount(logger, last) <= getIndexAbsoluteFailureCount(logger, p) &&
+			!getFinishedTime(p).Before(getFinishedTime(last))) {
+			result[ix] = p
+		}
+		return false
+	})
 	return result
 }
 

@@ -10,8 +10,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -23,8 +26,12 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/compatibility"
+	"k8s.io/component-base/logs"
+	"k8s.io/component-base/metrics"
 	baseversion "k8s.io/component-base/version"
+	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
 
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
@@ -53,6 +60,11 @@ type Options struct {
 	// certificate, e.g. the APIService's <service>.<namespace>.svc.
 	ServiceNames []string
 
+	// Controller holds the flags of the embedded Job controller.
+	Controller *ControllerOptions
+	// Metrics holds component-base's metrics flags (--disabled-metrics...).
+	Metrics *metrics.Options
+
 	// Listener, when set, is used instead of listening on the bind address
 	// (tests pass a listener on 127.0.0.1:0).
 	Listener net.Listener
@@ -62,6 +74,10 @@ type Options struct {
 	// standalone is decided once, in Complete, before the embedded etcd
 	// fills in the etcd servers.
 	standalone bool
+	// hostKubeconfig is --kubeconfig, kept by Complete before standalone
+	// mode drops the CoreAPI options: it names the cluster the Job
+	// controller runs Pods in.
+	hostKubeconfig string
 }
 
 // NewOptions returns the options with the defaults of the standalone mode.
@@ -71,8 +87,10 @@ func NewOptions(out io.Writer) *Options {
 			defaultEtcdPathPrefix,
 			apiserver.Codecs.LegacyCodec(batchv1.SchemeGroupVersion),
 		),
-		DataDir: defaultDataDir,
-		Stdout:  out,
+		DataDir:    defaultDataDir,
+		Controller: NewControllerOptions(),
+		Metrics:    metrics.NewOptions(),
+		Stdout:     out,
 	}
 	o.RecommendedOptions.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	o.RecommendedOptions.SecureServing.BindPort = defaultBindPort
@@ -86,20 +104,111 @@ func (o *Options) Standalone() bool {
 	return o.standalone
 }
 
-// AddFlags adds the flags of the recommended options and ours.
+// Flags returns every flag of the server in named sets, the sections of
+// --help, in the order kube-apiserver prints its own.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	var fss cliflag.NamedFlagSets
+	ro := o.RecommendedOptions
+	// RecommendedOptions.AddFlags takes a single flag set; its parts are
+	// added one by one to get sections.
+	ro.CoreAPI.AddFlags(fss.FlagSet("generic"))
+	ro.Etcd.AddFlags(fss.FlagSet("etcd"))
+	ro.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	ro.Audit.AddFlags(fss.FlagSet("auditing"))
+	ro.Features.AddFlags(fss.FlagSet("features"))
+	utilfeature.DefaultMutableFeatureGate.AddFlag(fss.FlagSet("features"))
+	ro.Authentication.AddFlags(fss.FlagSet("authentication"))
+	ro.Authorization.AddFlags(fss.FlagSet("authorization"))
+	ro.EgressSelector.AddFlags(fss.FlagSet("egress selector"))
+	ro.Admission.AddFlags(fss.FlagSet("admission"))
+	o.Metrics.AddFlags(fss.FlagSet("metrics"))
+	// klog's flags, the ones component-base/cli.Run would add anyway, so
+	// that they are listed.
+	logs.AddFlags(fss.FlagSet("logs"))
+	ro.Traces.AddFlags(fss.FlagSet("traces"))
+
+	standalone := fss.FlagSet("standalone")
+	standalone.StringVar(&o.DataDir, "data-dir", o.DataDir,
+		"Directory of the standalone mode (no --etcd-servers): embedded etcd data, certificates and the admin kubeconfig. Standalone mode only.")
+	standalone.StringSliceVar(&o.ServiceNames, "standalone-serving-names", o.ServiceNames,
+		"Extra DNS names or IPs for the standalone serving certificate. Standalone mode only.")
+
+	o.Controller.AddFlags(fss.FlagSet("controller"))
+
+	global := fss.FlagSet("global")
+	verflag.AddFlags(global)
+	global.BoolP("help", "h", false, "help for batch-apiserver")
+
+	describeModes(fss)
+	return fss
+}
+
+// describeModes says in the usage of the flags that matter in one mode only
+// which mode that is, and what --kubeconfig is for in each.
+func describeModes(fss cliflag.NamedFlagSets) {
+	const aggregatedOnly = "Aggregated mode only (--etcd-servers given)."
+	for _, name := range []string{"authentication", "authorization", "admission"} {
+		fss.FlagSets[name].VisitAll(func(f *pflag.Flag) { appendUsage(f, aggregatedOnly) })
+	}
+	for _, name := range []string{"etcd-cafile", "etcd-certfile", "etcd-keyfile"} {
+		appendUsage(fss.FlagSets["etcd"].Lookup(name), aggregatedOnly)
+	}
+	appendUsage(fss.FlagSets["features"].Lookup("enable-priority-and-fairness"),
+		"Aggregated mode only: standalone mode turns it off.")
+	appendUsage(fss.FlagSets["etcd"].Lookup("enable-garbage-collector"),
+		"Aggregated mode only: standalone mode turns it off, as no garbage collector sees its API.")
+	appendUsage(fss.FlagSets["etcd"].Lookup("etcd-servers"),
+		"Given: aggregated mode. Not given: standalone mode, on an embedded etcd in --data-dir.")
+	if f := fss.FlagSets["generic"].Lookup("kubeconfig"); f != nil {
+		f.Usage = "kubeconfig file of the host cluster. Aggregated mode: the 'core' kubernetes server for delegated authentication, " +
+			"authorization and admission (not given: the in-cluster config), and where the Job controller runs Pods. " +
+			"Standalone mode: the cluster the Job controller runs Pods in; not given, Jobs are stored but not run."
+	}
+}
+
+// appendUsage adds a sentence to the usage of f, if f exists (a later
+// k8s.io/apiserver may drop a flag).
+func appendUsage(f *pflag.Flag, sentence string) {
+	if f == nil {
+		return
+	}
+	if !strings.HasSuffix(f.Usage, ".") {
+		f.Usage += "."
+	}
+	f.Usage += " " + sentence
+}
+
+// AddFlags adds every flag to cmd and makes --help print them in sections.
 func (o *Options) AddFlags(cmd *cobra.Command) {
+	fss := o.Flags()
 	fs := cmd.Flags()
-	o.RecommendedOptions.AddFlags(fs)
-	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
-	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
-		"Directory of the standalone mode (no --etcd-servers): embedded etcd data, certificates and the admin kubeconfig.")
-	fs.StringSliceVar(&o.ServiceNames, "standalone-serving-names", o.ServiceNames,
-		"Extra DNS names or IPs for the standalone serving certificate.")
+	for _, name := range fss.Order {
+		fs.AddFlagSet(fss.FlagSets[name])
+	}
+	cliflag.SetUsageAndHelpFunc(cmd, fss, terminalColumns(cmd.OutOrStdout()))
+}
+
+// terminalColumns is the width of the terminal w writes to, or 0 (do not
+// wrap) when w is not a terminal. component-base/term does the same but
+// needs github.com/moby/term, which nothing else here uses.
+func terminalColumns(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	cols, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return cols
 }
 
 // Complete fills in what depends on the run mode.
 func (o *Options) Complete() error {
 	o.standalone = len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) == 0
+	if o.RecommendedOptions.CoreAPI != nil {
+		o.hostKubeconfig = o.RecommendedOptions.CoreAPI.CoreAPIKubeconfigPath
+	}
 	if o.standalone {
 		ro := o.RecommendedOptions
 		// No host cluster: no delegated authentication or authorization,
@@ -115,6 +224,12 @@ func (o *Options) Complete() error {
 		ro.Etcd.EnableGarbageCollection = false
 	}
 	return nil
+}
+
+// jobControllerPlan decides about the Job controller. It is valid after
+// Complete.
+func (o *Options) jobControllerPlan() jobControllerPlan {
+	return planJobController(o.Standalone(), o.Controller.JobControllerEnabled(), o.hostKubeconfig)
 }
 
 // Validate checks the options.
@@ -133,6 +248,8 @@ func (o *Options) Validate() error {
 	} else {
 		errs = append(errs, o.RecommendedOptions.Validate()...)
 	}
+	errs = append(errs, o.Controller.Validate()...)
+	errs = append(errs, o.Metrics.Validate()...)
 	return utilerrors.NewAggregate(errs)
 }
 
@@ -207,6 +324,7 @@ func applyStandaloneAuth(c *genericapiserver.Config, certs *StandaloneCerts) err
 // until ctx is done.
 func (o *Options) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
+	o.Metrics.Apply()
 	// Tests may start the embedded etcd themselves and pass its endpoints.
 	if o.Standalone() && len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
@@ -246,7 +364,25 @@ func (o *Options) Run(ctx context.Context) error {
 				serverURL, kubeconfig, kubeconfig)
 		}
 	}
-	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+	waitForController, err := startJobController(ctx, server.GenericAPIServer, o.Controller, o.jobControllerPlan(), o.printLine)
+	if err != nil {
+		return err
+	}
+	err = server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+	// Let the controller stop and release its lease before the process
+	// exits.
+	waitForController()
+	return err
+}
+
+// printLine prints a startup line for the person running the server, or
+// logs it when there is no output (tests).
+func (o *Options) printLine(line string) {
+	if o.Stdout != nil {
+		fmt.Fprintln(o.Stdout, line)
+		return
+	}
+	klog.Background().Info(line)
 }
 
 // NewCommand returns the batch-apiserver command.
@@ -259,7 +395,12 @@ func NewCommand(ctx context.Context, out, errOut io.Writer) *cobra.Command {
 Kubernetes batch/v1 Job. With no flags it runs standalone: embedded etcd and
 certificates in --data-dir, HTTPS on 127.0.0.1:8443, and an admin kubeconfig
 in <data-dir>/kubeconfig. With --etcd-servers it runs as an aggregated API
-server with delegated authentication and authorization.`,
+server with delegated authentication and authorization.
+
+The embedded Job controller runs the Pods of Jobs when the server has a
+cluster to run them in: in aggregated mode the host cluster (in-cluster
+config or --kubeconfig); in standalone mode only the cluster --kubeconfig
+names. Without one, Jobs are stored but not run.`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(); err != nil {

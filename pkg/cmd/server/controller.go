@@ -1,0 +1,489 @@
+/*
+Copyright The batch-apiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	componentbaseconfig "k8s.io/component-base/config"
+	componentbaseoptions "k8s.io/component-base/config/options"
+	"k8s.io/klog/v2"
+
+	jobcontroller "github.com/batch-apiserver/batch-apiserver/pkg/controller/job"
+	jobmetrics "github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
+	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
+	"github.com/batch-apiserver/batch-apiserver/pkg/generated/informers/externalversions"
+)
+
+const (
+	// JobControllerName is the name of the embedded Job controller in
+	// --controllers, as kube-controller-manager names its Job controller.
+	JobControllerName = "job"
+	// JobControllerLeaseName is the name of the Lease the replicas of the
+	// server elect the one running the Job controller with.
+	JobControllerLeaseName = "batch-apiserver-job-controller"
+	// JobControllerPostStartHook is the name of the post-start hook that
+	// starts the Job controller (it shows in /readyz and /livez as
+	// poststarthook/start-job-controller).
+	JobControllerPostStartHook = "start-job-controller"
+
+	// inClusterNamespaceFile holds the namespace of the Pod the server runs
+	// in, when it runs in a cluster with a ServiceAccount token mounted.
+	inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+	// podNamespaceEnv is set by the Deployment from the downward API.
+	podNamespaceEnv = "POD_NAMESPACE"
+
+	// informerResync is kube-controller-manager's default
+	// --min-resync-period.
+	informerResync = 12 * time.Hour
+	// hostQPS and hostBurst are kube-controller-manager's defaults for
+	// --kube-api-qps and --kube-api-burst, used when the kubeconfig sets
+	// none: client-go's own default (5 QPS) is too slow to create the Pods
+	// of a large Job.
+	hostQPS   = 20
+	hostBurst = 30
+)
+
+// ControllerOptions are the flags of the embedded controllers.
+type ControllerOptions struct {
+	// Controllers is --controllers, spelled as kube-controller-manager's:
+	// "*" enables every controller on by default, "job" enables the Job
+	// controller, "-job" disables it.
+	Controllers []string
+	// ConcurrentJobSyncs is the number of Jobs synced at the same time.
+	ConcurrentJobSyncs int32
+	// LeaderElection decides which replica runs the controller.
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+}
+
+// NewControllerOptions returns the controller options with
+// kube-controller-manager's defaults.
+func NewControllerOptions() *ControllerOptions {
+	return &ControllerOptions{
+		Controllers:        []string{"*"},
+		ConcurrentJobSyncs: 5,
+		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
+			LeaderElect:   true,
+			LeaseDuration: metav1.Duration{Duration: 15 * time.Second},
+			RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
+			RetryPeriod:   metav1.Duration{Duration: 2 * time.Second},
+			ResourceLock:  resourcelock.LeasesResourceLock,
+			ResourceName:  JobControllerLeaseName,
+			// Empty: the namespace the server runs in (see leaseNamespace).
+			ResourceNamespace: "",
+		},
+	}
+}
+
+// AddFlags adds --controllers, --concurrent-job-syncs and the leader
+// election flags to fs.
+func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&c.Controllers, "controllers", c.Controllers, fmt.Sprintf(
+		"A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named "+
+			"'foo', '-foo' disables the controller named 'foo'.\nAll controllers: %s\nDisabled-by-default controllers: ",
+		JobControllerName))
+	fs.Int32Var(&c.ConcurrentJobSyncs, "concurrent-job-syncs", c.ConcurrentJobSyncs,
+		"The number of job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but more CPU (and network) load")
+	componentbaseoptions.BindLeaderElectionFlags(&c.LeaderElection, fs)
+	// The upstream text does not say where the Lease is when the namespace
+	// is not given.
+	if f := fs.Lookup("leader-elect-resource-namespace"); f != nil {
+		f.Usage += " Default: $" + podNamespaceEnv + ", else the namespace of the in-cluster ServiceAccount, else 'default'. The Lease is in the host cluster."
+	}
+}
+
+// Validate checks the controller flags.
+func (c *ControllerOptions) Validate() []error {
+	var errs []error
+	for _, name := range c.Controllers {
+		if name == "*" {
+			continue
+		}
+		if strings.TrimPrefix(name, "-") != JobControllerName {
+			errs = append(errs, fmt.Errorf("--controllers: %q is not in the list of known controllers", name))
+		}
+	}
+	if c.ConcurrentJobSyncs < 1 {
+		errs = append(errs, fmt.Errorf("--concurrent-job-syncs must be greater than 0, but got %d", c.ConcurrentJobSyncs))
+	}
+	le := c.LeaderElection
+	if !le.LeaderElect {
+		return errs
+	}
+	if le.ResourceLock != resourcelock.LeasesResourceLock {
+		errs = append(errs, fmt.Errorf("--leader-elect-resource-lock: %q is not supported, only %q", le.ResourceLock, resourcelock.LeasesResourceLock))
+	}
+	if le.ResourceName == "" {
+		errs = append(errs, errors.New("--leader-elect-resource-name must not be empty"))
+	}
+	// The same checks leaderelection.NewLeaderElector makes, reported at
+	// startup instead of when the controller would start.
+	if le.LeaseDuration.Duration <= le.RenewDeadline.Duration {
+		errs = append(errs, fmt.Errorf("--leader-elect-lease-duration (%v) must be greater than --leader-elect-renew-deadline (%v)",
+			le.LeaseDuration.Duration, le.RenewDeadline.Duration))
+	}
+	if le.RetryPeriod.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("--leader-elect-retry-period (%v) must be greater than zero", le.RetryPeriod.Duration))
+	}
+	if le.RenewDeadline.Duration <= time.Duration(leaderelection.JitterFactor*float64(le.RetryPeriod.Duration)) {
+		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline (%v) must be greater than %v times --leader-elect-retry-period (%v)",
+			le.RenewDeadline.Duration, leaderelection.JitterFactor, le.RetryPeriod.Duration))
+	}
+	return errs
+}
+
+// JobControllerEnabled reports whether --controllers enables the Job
+// controller, with kube-controller-manager's rules: the first entry naming
+// the controller ("job" or "-job") decides; otherwise it is on when "*" is
+// in the list.
+func (c *ControllerOptions) JobControllerEnabled() bool {
+	star := false
+	for _, name := range c.Controllers {
+		switch name {
+		case JobControllerName:
+			return true
+		case "-" + JobControllerName:
+			return false
+		case "*":
+			star = true
+		}
+	}
+	return star
+}
+
+// jobControllerPlan is what the server does about the Job controller.
+type jobControllerPlan struct {
+	// Run is true when the controller runs.
+	Run bool
+	// Kubeconfig is the host cluster's kubeconfig; empty means the
+	// in-cluster config.
+	Kubeconfig string
+	// DeletePodsOfDeletedJobs is passed to the controller.
+	DeletePodsOfDeletedJobs bool
+	// Off is the one line printed at startup when the controller does not
+	// run: why, and how to change it.
+	Off string
+}
+
+// planJobController decides whether the Job controller runs. It needs a
+// cluster to run Pods in: in aggregated mode the host (the --kubeconfig
+// given, else the in-cluster config, the same the generic server already
+// requires for delegated authentication); in standalone mode only a cluster
+// named by --kubeconfig.
+func planJobController(standalone, enabled bool, kubeconfig string) jobControllerPlan {
+	switch {
+	case !enabled:
+		return jobControllerPlan{Off: "Job controller: off (--controllers disables job); Jobs are stored but not run. Pass --controllers=* to run them."}
+	case standalone && kubeconfig == "":
+		return jobControllerPlan{Off: "Job controller: off (no cluster to run Pods in); Jobs are stored but not run. Pass --kubeconfig <host cluster kubeconfig> to run them."}
+	}
+	return jobControllerPlan{
+		Run:        true,
+		Kubeconfig: kubeconfig,
+		// In standalone mode the host cluster's garbage collector cannot
+		// see our API, so it never deletes the Pods of a deleted Job.
+		DeletePodsOfDeletedJobs: standalone,
+	}
+}
+
+// hostClientConfig returns the client configuration of the host cluster the
+// controller runs Pods in, loaded as the generic server's CoreAPI options
+// load it.
+func hostClientConfig(kubeconfig string) (*rest.Config, error) {
+	var cfg *rest.Config
+	if kubeconfig != "" {
+		loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+			&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, &clientcmd.ConfigOverrides{})
+		var err error
+		if cfg, err = loader.ClientConfig(); err != nil {
+			return nil, fmt.Errorf("loading host cluster kubeconfig %s: %w", kubeconfig, err)
+		}
+	} else {
+		var err error
+		if cfg, err = rest.InClusterConfig(); err != nil {
+			return nil, fmt.Errorf("loading in-cluster config of the host cluster: %w", err)
+		}
+	}
+	if cfg.QPS == 0 {
+		cfg.QPS = hostQPS
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = hostBurst
+	}
+	return cfg, nil
+}
+
+// leaseNamespace is the namespace of the leader-election Lease: the flag if
+// given, else POD_NAMESPACE, else the namespace of the in-cluster
+// ServiceAccount, else "default".
+func leaseNamespace(flag string, getenv func(string) string, readFile func(string) ([]byte, error)) string {
+	if flag != "" {
+		return flag
+	}
+	if ns := getenv(podNamespaceEnv); ns != "" {
+		return ns
+	}
+	if data, err := readFile(inClusterNamespaceFile); err == nil {
+		if ns := strings.TrimSpace(string(data)); ns != "" {
+			return ns
+		}
+	}
+	return metav1.NamespaceDefault
+}
+
+// dropManagedFields is the Pod informer's transform: the controller never
+// reads managedFields, and the informer caches every Pod of the host.
+func dropManagedFields(obj interface{}) (interface{}, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// jobControllerRunner runs the Job controller of one server: under leader
+// election when it is on, a fresh controller and informers for each term.
+type jobControllerRunner struct {
+	opts       *ControllerOptions
+	cfg        jobcontroller.Config
+	kubeClient kubernetes.Interface
+	// lock is nil without leader election.
+	lock resourcelock.Interface
+
+	// running is held while a controller runs, so that the controller of
+	// a new term starts only after the one of the lost term has stopped.
+	running sync.Mutex
+	// done is closed when the runner has stopped (lease released).
+	done chan struct{}
+	// started is set by the hook, which the server runs in a goroutine.
+	started atomic.Bool
+}
+
+// newJobControllerRunner builds the clients of the host cluster and the
+// leader-election lock. Errors here fail the server at startup.
+func newJobControllerRunner(opts *ControllerOptions, plan jobControllerPlan) (*jobControllerRunner, error) {
+	hostConfig, err := hostClientConfig(plan.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	kubeClient, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(hostConfig), "job-controller"))
+	if err != nil {
+		return nil, fmt.Errorf("creating host cluster client: %w", err)
+	}
+	r := &jobControllerRunner{
+		opts:       opts,
+		cfg:        jobcontroller.Config{DeletePodsOfDeletedJobs: plan.DeletePodsOfDeletedJobs},
+		kubeClient: kubeClient,
+		done:       make(chan struct{}),
+	}
+	le := opts.LeaderElection
+	if !le.LeaderElect {
+		return r, nil
+	}
+	hostname, err := os.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("getting hostname for the leader-election identity: %w", err)
+	}
+	// As kube-controller-manager: unique even when two replicas share a
+	// hostname.
+	identity := hostname + "_" + string(uuid.NewUUID())
+	ns := leaseNamespace(le.ResourceNamespace, os.Getenv, os.ReadFile)
+	// NewFromKubeconfig bounds every lease request by the renew deadline.
+	r.lock, err = resourcelock.NewFromKubeconfig(le.ResourceLock, ns, le.ResourceName,
+		resourcelock.ResourceLockConfig{Identity: identity},
+		rest.AddUserAgent(rest.CopyConfig(hostConfig), "leader-election"), le.RenewDeadline.Duration)
+	if err != nil {
+		return nil, fmt.Errorf("creating leader-election lock %s/%s: %w", ns, le.ResourceName, err)
+	}
+	return r, nil
+}
+
+// addPostStartHook registers the hook that starts the controller once the
+// server serves, so that the controller reaches our API over the loopback
+// connection. The hook returns at once; the controller stops when the
+// hook's context is done, i.e. when the server stops.
+func (r *jobControllerRunner) addPostStartHook(s *genericapiserver.GenericAPIServer) error {
+	return s.AddPostStartHook(JobControllerPostStartHook, func(hookCtx genericapiserver.PostStartHookContext) error {
+		// Jobs are read and written through our own API, never storage,
+		// so that validation, defaulting and admission apply to the
+		// controller's writes as to anybody's.
+		jobClient, err := versioned.NewForConfig(rest.AddUserAgent(rest.CopyConfig(hookCtx.LoopbackClientConfig), "job-controller"))
+		if err != nil {
+			return fmt.Errorf("creating loopback Job client: %w", err)
+		}
+		r.started.Store(true)
+		go func() {
+			defer close(r.done)
+			r.run(hookCtx, jobClient)
+		}()
+		return nil
+	})
+}
+
+// wait blocks until the controller has stopped and the lease is released,
+// if the hook ran.
+func (r *jobControllerRunner) wait() {
+	if !r.started.Load() {
+		return
+	}
+	<-r.done
+	r.running.Lock()
+	defer r.running.Unlock()
+}
+
+// run runs the controller until ctx is done.
+func (r *jobControllerRunner) run(ctx context.Context, jobClient versioned.Interface) {
+	logger := klog.FromContext(ctx)
+	if r.lock == nil {
+		r.runController(ctx, jobClient)
+		return
+	}
+	for {
+		r.runTerm(ctx, jobClient)
+		if ctx.Err() != nil {
+			return
+		}
+		// Unlike kube-controller-manager, which exits when it loses its
+		// lease, the server keeps serving the API: the controller of this
+		// term has been stopped, and this replica campaigns again.
+		logger.Info("Job controller stopped: leadership lost; campaigning again", "lease", r.lock.Describe())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(r.opts.LeaderElection.RetryPeriod.Duration):
+		}
+	}
+}
+
+// runTerm campaigns for the lease and runs the controller while it holds
+// it. It returns when the lease is lost (the controller stopped) or ctx is
+// done (the lease released).
+func (r *jobControllerRunner) runTerm(ctx context.Context, jobClient versioned.Interface) {
+	logger := klog.FromContext(ctx)
+	le := r.opts.LeaderElection
+	termCtx, endTerm := context.WithCancel(ctx)
+	defer endTerm()
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            r.lock,
+		LeaseDuration:   le.LeaseDuration.Duration,
+		RenewDeadline:   le.RenewDeadline.Duration,
+		RetryPeriod:     le.RetryPeriod.Duration,
+		ReleaseOnCancel: true,
+		Name:            le.ResourceName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				logger.Info("Leading: starting the Job controller", "lease", r.lock.Describe(), "identity", r.lock.Identity())
+				r.runController(ctx, jobClient)
+				// A controller that stopped on its own (it failed to
+				// start) must not keep the lease from another replica.
+				endTerm()
+			},
+			OnStoppedLeading: func() {
+				logger.Info("Not leading", "lease", r.lock.Describe(), "identity", r.lock.Identity())
+			},
+		},
+	})
+	if err != nil {
+		// Validate checked the durations; this is a bug.
+		logger.Error(err, "Creating the leader elector; the Job controller does not run")
+		<-ctx.Done()
+		return
+	}
+	elector.Run(termCtx)
+}
+
+// runController starts the informers, waits for their caches and runs the
+// controller until ctx is done.
+func (r *jobControllerRunner) runController(ctx context.Context, jobClient versioned.Interface) {
+	r.running.Lock()
+	defer r.running.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	logger := klog.FromContext(ctx)
+
+	// No label selector on the Pod informer: the Pods of a Job with
+	// manualSelector carry only the user's labels, and the controller must
+	// see (and may adopt) every Pod its selector matches, as upstream.
+	podFactory := informers.NewSharedInformerFactoryWithOptions(r.kubeClient, informerResync, informers.WithTransform(dropManagedFields))
+	jobFactory := externalversions.NewSharedInformerFactory(jobClient, informerResync)
+	jm, err := jobcontroller.NewController(ctx, podFactory.Core().V1().Pods(), jobFactory.Batch().V1().Jobs(), r.kubeClient, jobClient, r.cfg)
+	if err != nil {
+		logger.Error(err, "Creating the Job controller; it does not run")
+		return
+	}
+	// Shutdown waits for the informers' goroutines, which end with ctx.
+	defer jobFactory.Shutdown()
+	defer podFactory.Shutdown()
+	podFactory.Start(ctx.Done())
+	jobFactory.Start(ctx.Done())
+	for _, synced := range []map[reflect.Type]bool{podFactory.WaitForCacheSync(ctx.Done()), jobFactory.WaitForCacheSync(ctx.Done())} {
+		for typ, ok := range synced {
+			if !ok {
+				logger.Info("Job controller not started: informer cache did not sync", "type", typ.String())
+				return
+			}
+		}
+	}
+	logger.Info("Starting the Job controller", "workers", r.opts.ConcurrentJobSyncs, "deletePodsOfDeletedJobs", r.cfg.DeletePodsOfDeletedJobs)
+	jm.Run(ctx, int(r.opts.ConcurrentJobSyncs))
+	logger.Info("Stopped the Job controller")
+}
+
+// startJobController decides about the Job controller and, when it runs,
+// registers its post-start hook on s. It prints the one line about a
+// controller that does not run to out (or logs it when out is nil). The
+// returned function waits for the controller to stop after the server has.
+func startJobController(ctx context.Context, s *genericapiserver.GenericAPIServer, opts *ControllerOptions, plan jobControllerPlan, out func(string)) (wait func(), err error) {
+	if !plan.Run {
+		out(plan.Off)
+		return func() {}, nil
+	}
+	jobmetrics.Register()
+	r, err := newJobControllerRunner(opts, plan)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.addPostStartHook(s); err != nil {
+		return nil, fmt.Errorf("adding the Job controller's post-start hook: %w", err)
+	}
+	host := plan.Kubeconfig
+	if host == "" {
+		host = "in-cluster config"
+	}
+	klog.FromContext(ctx).Info("Job controller: on", "hostCluster", host, "leaderElect", opts.LeaderElection.LeaderElect,
+		"deletePodsOfDeletedJobs", plan.DeletePodsOfDeletedJobs)
+	return r.wait, nil
+}

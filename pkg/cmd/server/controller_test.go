@@ -1,0 +1,418 @@
+/*
+Copyright The batch-apiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	componentbaseconfig "k8s.io/component-base/config"
+)
+
+// parseOptions parses args with the server's own flags and completes the
+// options.
+func parseOptions(t *testing.T, args ...string) *Options {
+	t.Helper()
+	o := NewOptions(io.Discard)
+	cmd := &cobra.Command{}
+	o.AddFlags(cmd)
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatalf("parsing %q: %v", args, err)
+	}
+	if err := o.Complete(); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	return o
+}
+
+func TestControllersFlag(t *testing.T) {
+	type result struct {
+		Enabled bool
+		Errors  int
+	}
+	cases := map[string]struct {
+		args []string
+		want result
+	}{
+		"default is *":           {want: result{Enabled: true}},
+		"*":                      {args: []string{"--controllers=*"}, want: result{Enabled: true}},
+		"job":                    {args: []string{"--controllers=job"}, want: result{Enabled: true}},
+		"-job":                   {args: []string{"--controllers=-job"}, want: result{Enabled: false}},
+		"* and -job":             {args: []string{"--controllers=*,-job"}, want: result{Enabled: false}},
+		"first naming one wins":  {args: []string{"--controllers=job,-job"}, want: result{Enabled: true}},
+		"empty: only named ones": {args: []string{"--controllers="}, want: result{Enabled: false}},
+		"unknown":                {args: []string{"--controllers=*,cronjob"}, want: result{Enabled: true, Errors: 1}},
+		"unknown disabled":       {args: []string{"--controllers=-cronjob"}, want: result{Enabled: false, Errors: 1}},
+		"two unknown":            {args: []string{"--controllers=jobs,-"}, want: result{Enabled: false, Errors: 2}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := parseOptions(t, tc.args...)
+			got := result{Enabled: o.Controller.JobControllerEnabled(), Errors: len(o.Controller.Validate())}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("--controllers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestJobControllerPlan(t *testing.T) {
+	const noCluster = "Job controller: off (no cluster to run Pods in); Jobs are stored but not run. Pass --kubeconfig <host cluster kubeconfig> to run them."
+	const disabled = "Job controller: off (--controllers disables job); Jobs are stored but not run. Pass --controllers=* to run them."
+	cases := map[string]struct {
+		args []string
+		want jobControllerPlan
+	}{
+		"standalone without kubeconfig": {
+			want: jobControllerPlan{Off: noCluster},
+		},
+		"standalone with kubeconfig": {
+			args: []string{"--kubeconfig=/host/kubeconfig"},
+			want: jobControllerPlan{Run: true, Kubeconfig: "/host/kubeconfig", DeletePodsOfDeletedJobs: true},
+		},
+		"standalone with kubeconfig, -job": {
+			args: []string{"--kubeconfig=/host/kubeconfig", "--controllers=-job"},
+			want: jobControllerPlan{Off: disabled},
+		},
+		"standalone without kubeconfig, job": {
+			args: []string{"--controllers=job"},
+			want: jobControllerPlan{Off: noCluster},
+		},
+		"aggregated, in-cluster": {
+			args: []string{"--etcd-servers=http://etcd:2379"},
+			want: jobControllerPlan{Run: true},
+		},
+		"aggregated with kubeconfig": {
+			args: []string{"--etcd-servers=http://etcd:2379", "--kubeconfig=/host/kubeconfig"},
+			want: jobControllerPlan{Run: true, Kubeconfig: "/host/kubeconfig"},
+		},
+		"aggregated, -job": {
+			args: []string{"--etcd-servers=http://etcd:2379", "--controllers=-job"},
+			want: jobControllerPlan{Off: disabled},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := parseOptions(t, tc.args...)
+			if diff := cmp.Diff(tc.want, o.jobControllerPlan()); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStandaloneKubeconfigWithoutDelegatedAuth checks that --kubeconfig in
+// standalone mode only names the controller's cluster: the server still
+// authenticates and authorizes on its own.
+func TestStandaloneKubeconfigWithoutDelegatedAuth(t *testing.T) {
+	o := parseOptions(t, "--kubeconfig=/host/kubeconfig")
+	ro := o.RecommendedOptions
+	got := []bool{o.Standalone(), ro.CoreAPI == nil, ro.Authentication == nil, ro.Authorization == nil, ro.Admission == nil}
+	if diff := cmp.Diff([]bool{true, true, true, true, true}, got); diff != "" {
+		t.Errorf("standalone, CoreAPI, Authentication, Authorization, Admission nil (-want +got):\n%s", diff)
+	}
+}
+
+func TestLeaderElectionFlags(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want componentbaseconfig.LeaderElectionConfiguration
+	}{
+		"defaults as kube-controller-manager": {
+			want: componentbaseconfig.LeaderElectionConfiguration{
+				LeaderElect:   true,
+				LeaseDuration: metav1.Duration{Duration: 15 * time.Second},
+				RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
+				RetryPeriod:   metav1.Duration{Duration: 2 * time.Second},
+				ResourceLock:  "leases",
+				ResourceName:  "batch-apiserver-job-controller",
+			},
+		},
+		"every flag": {
+			args: []string{
+				"--leader-elect=false", "--leader-elect-lease-duration=30s", "--leader-elect-renew-deadline=20s",
+				"--leader-elect-retry-period=5s", "--leader-elect-resource-name=other", "--leader-elect-resource-namespace=ns",
+			},
+			want: componentbaseconfig.LeaderElectionConfiguration{
+				LeaderElect:       false,
+				LeaseDuration:     metav1.Duration{Duration: 30 * time.Second},
+				RenewDeadline:     metav1.Duration{Duration: 20 * time.Second},
+				RetryPeriod:       metav1.Duration{Duration: 5 * time.Second},
+				ResourceLock:      "leases",
+				ResourceName:      "other",
+				ResourceNamespace: "ns",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := parseOptions(t, tc.args...)
+			if diff := cmp.Diff(tc.want, o.Controller.LeaderElection); diff != "" {
+				t.Errorf("leader election (-want +got):\n%s", diff)
+			}
+			if errs := o.Controller.Validate(); len(errs) != 0 {
+				t.Errorf("Validate: %v", errs)
+			}
+		})
+	}
+}
+
+func TestConcurrentJobSyncsFlag(t *testing.T) {
+	cases := map[string]struct {
+		args       []string
+		want       int32
+		wantErrors int
+	}{
+		"default as kube-controller-manager": {want: 5},
+		"set":                                {args: []string{"--concurrent-job-syncs=20"}, want: 20},
+		"1, the smallest":                    {args: []string{"--concurrent-job-syncs=1"}, want: 1},
+		"0":                                  {args: []string{"--concurrent-job-syncs=0"}, want: 0, wantErrors: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := parseOptions(t, tc.args...)
+			got := []int{int(o.Controller.ConcurrentJobSyncs), len(o.Controller.Validate())}
+			if diff := cmp.Diff([]int{int(tc.want), tc.wantErrors}, got); diff != "" {
+				t.Errorf("concurrent-job-syncs, errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateLeaderElection(t *testing.T) {
+	cases := map[string]struct {
+		args       []string
+		wantErrors int
+	}{
+		"renew deadline just inside the lease duration": {
+			args: []string{"--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=14s"},
+		},
+		"renew deadline equal to the lease duration": {
+			args:       []string{"--leader-elect-lease-duration=10s", "--leader-elect-renew-deadline=10s"},
+			wantErrors: 1,
+		},
+		"renew deadline not above 1.2 retry periods": {
+			args:       []string{"--leader-elect-renew-deadline=6s", "--leader-elect-retry-period=5s"},
+			wantErrors: 1,
+		},
+		"zero retry period": {
+			args:       []string{"--leader-elect-retry-period=0s"},
+			wantErrors: 1,
+		},
+		"endpoints lock": {
+			args:       []string{"--leader-elect-resource-lock=endpoints"},
+			wantErrors: 1,
+		},
+		"empty lease name": {
+			args:       []string{"--leader-elect-resource-name="},
+			wantErrors: 1,
+		},
+		"bad durations without leader election are not checked": {
+			args: []string{"--leader-elect=false", "--leader-elect-lease-duration=1s"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := parseOptions(t, tc.args...)
+			if errs := o.Controller.Validate(); len(errs) != tc.wantErrors {
+				t.Errorf("Validate returned %d errors, want %d: %v", len(errs), tc.wantErrors, errs)
+			}
+		})
+	}
+}
+
+func TestLeaseNamespace(t *testing.T) {
+	cases := map[string]struct {
+		flag string
+		env  string
+		file string // empty: no file
+		want string
+	}{
+		"flag wins":                     {flag: "flag-ns", env: "env-ns", file: "file-ns", want: "flag-ns"},
+		"POD_NAMESPACE":                 {env: "env-ns", file: "file-ns", want: "env-ns"},
+		"in-cluster ServiceAccount":     {file: "file-ns\n", want: "file-ns"},
+		"empty ServiceAccount file":     {file: " \n", want: "default"},
+		"outside a cluster: default ns": {want: "default"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			getenv := func(key string) string {
+				if key == "POD_NAMESPACE" {
+					return tc.env
+				}
+				return ""
+			}
+			readFile := func(path string) ([]byte, error) {
+				if path != "/var/run/secrets/kubernetes.io/serviceaccount/namespace" || tc.file == "" {
+					return nil, fs.ErrNotExist
+				}
+				return []byte(tc.file), nil
+			}
+			if got := leaseNamespace(tc.flag, getenv, readFile); got != tc.want {
+				t.Errorf("leaseNamespace = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+var (
+	sectionLine = regexp.MustCompile(`^(\S.*) flags:$`)
+	flagLine    = regexp.MustCompile(`^\s+(?:-\S, )?--([a-z0-9-]+)`)
+)
+
+// TestHelpSections prints --help and checks its sections, and that every
+// flag the command accepts is printed in exactly one of them.
+func TestHelpSections(t *testing.T) {
+	var out bytes.Buffer
+	cmd := NewCommand(context.Background(), &out, io.Discard)
+	cmd.SetArgs([]string{"--help"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("--help: %v", err)
+	}
+
+	var sections []string
+	sectionOf := map[string][]string{}
+	scanner := bufio.NewScanner(&out)
+	for scanner.Scan() {
+		line := scanner.Text()
+		if m := sectionLine.FindStringSubmatch(line); m != nil {
+			sections = append(sections, m[1])
+			continue
+		}
+		if m := flagLine.FindStringSubmatch(line); m != nil && len(sections) > 0 {
+			sectionOf[m[1]] = append(sectionOf[m[1]], sections[len(sections)-1])
+		}
+	}
+	if err := scanner.Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	wantSections := []string{
+		"Generic", "Etcd", "Secure serving", "Auditing", "Features", "Authentication", "Authorization",
+		"Egress selector", "Admission", "Metrics", "Logs", "Traces", "Standalone", "Controller", "Global",
+	}
+	if diff := cmp.Diff(wantSections, sections); diff != "" {
+		t.Errorf("sections (-want +got):\n%s", diff)
+	}
+
+	var problems []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		if got := sectionOf[f.Name]; len(got) != 1 {
+			problems = append(problems, "--"+f.Name+" printed in "+formatList(got))
+		}
+	})
+	for name := range sectionOf {
+		if cmd.Flags().Lookup(name) == nil {
+			problems = append(problems, "--"+name+" printed but not a flag")
+		}
+	}
+	slices.Sort(problems)
+	if len(problems) != 0 {
+		t.Errorf("flags not in exactly one section:\n%s", formatList(problems))
+	}
+
+	// A few flags in the section a reader looks for them in.
+	want := map[string][]string{
+		"controllers":          {"Controller"},
+		"concurrent-job-syncs": {"Controller"},
+		"leader-elect":         {"Controller"},
+		"kubeconfig":           {"Generic"},
+		"data-dir":             {"Standalone"},
+		"feature-gates":        {"Features"},
+		"etcd-servers":         {"Etcd"},
+		"help":                 {"Global"},
+		"v":                    {"Logs"},
+	}
+	got := map[string][]string{}
+	for name := range want {
+		got[name] = sectionOf[name]
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sections of flags (-want +got):\n%s", diff)
+	}
+}
+
+// TestModeOnlyFlagsSaySo checks that flags meaningful in one mode only say
+// which.
+func TestModeOnlyFlagsSaySo(t *testing.T) {
+	fss := NewOptions(io.Discard).Flags()
+	aggregated := regexp.MustCompile(`Aggregated mode only`)
+	standalone := regexp.MustCompile(`Standalone mode only`)
+	var missing []string
+	check := func(set string, re *regexp.Regexp) {
+		fss.FlagSets[set].VisitAll(func(f *pflag.Flag) {
+			if !re.MatchString(f.Usage) {
+				missing = append(missing, set+": --"+f.Name)
+			}
+		})
+	}
+	check("authentication", aggregated)
+	check("authorization", aggregated)
+	check("admission", aggregated)
+	check("standalone", standalone)
+	if len(missing) != 0 {
+		t.Errorf("flags not saying their mode:\n%s", formatList(missing))
+	}
+}
+
+func formatList(items []string) string {
+	if len(items) == 0 {
+		return "no section"
+	}
+	return strings.Join(items, ", ")
+}
+
+// TestStartJobControllerOff checks that a server without a cluster prints
+// exactly one line and registers no hook.
+func TestStartJobControllerOff(t *testing.T) {
+	plan := planJobController(true, true, "")
+	var lines []string
+	wait, err := startJobController(context.Background(), nil, NewControllerOptions(), plan, func(l string) { lines = append(lines, l) })
+	if err != nil {
+		t.Fatalf("startJobController: %v", err)
+	}
+	wait()
+	if diff := cmp.Diff([]string{plan.Off}, lines); diff != "" {
+		t.Errorf("printed lines (-want +got):\n%s", diff)
+	}
+}
+
+// TestStartJobControllerBadKubeconfig checks that a kubeconfig that cannot
+// be loaded fails the server at startup, not later in a hook.
+func TestStartJobControllerBadKubeconfig(t *testing.T) {
+	plan := planJobController(true, true, t.TempDir()+"/missing")
+	_, err := startJobController(context.Background(), nil, NewControllerOptions(), plan, func(string) {})
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("startJobController error = %v, want one wrapping fs.ErrNotExist", err)
+	}
+}

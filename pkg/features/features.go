@@ -1,5 +1,11 @@
 // Package features defines the feature gates of batch-apiserver and registers
 // them in the apiserver's default feature gate, so --feature-gates sets them.
+//
+// It also carries kube-apiserver's own gates: importing
+// k8s.io/kubernetes/pkg/features registers every Kubernetes gate in the same
+// default gate, because the pod template is defaulted, validated and stripped
+// of disabled fields by upstream's core packages, which consult those gates.
+// --feature-gates therefore accepts what kube-apiserver's accepts.
 package features
 
 import (
@@ -7,32 +13,33 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 )
 
 const (
 	// JobManagedBy allows delegating a Job's reconciliation to an external
-	// controller through spec.managedBy (KEP-4368). GA and locked on, as in
-	// Kubernetes 1.35 and later.
-	JobManagedBy featuregate.Feature = "JobManagedBy"
+	// controller through spec.managedBy (KEP-4368). It is kube's own gate
+	// (GA and locked on since 1.35), registered by k8s.io/kubernetes/pkg/features;
+	// it is named here so that our code needs one features package.
+	JobManagedBy = kubefeatures.JobManagedBy
 
 	// JobStrictStatusValidation runs every status validation rule on every
-	// status write, instead of only the rules whose fields changed.
+	// status write, instead of only the rules whose fields changed. It is
+	// batch-apiserver's own; Kubernetes has no such gate.
 	JobStrictStatusValidation featuregate.Feature = "JobStrictStatusValidation"
 )
 
-// defaultVersionedFeatureGates lists each gate's maturity by Kubernetes minor
-// version; the apiserver's emulation version picks the row in force.
+// defaultVersionedFeatureGates lists the maturity of batch-apiserver's own
+// gates by Kubernetes minor version; the apiserver's emulation version picks
+// the row in force.
 var defaultVersionedFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
-	JobManagedBy: {
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
 	JobStrictStatusValidation: {
 		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
 	},
 }
 
 func init() {
+	// Importing kubefeatures orders its init, which registers kube's gates,
+	// before this one.
 	runtime.Must(utilfeature.DefaultMutableFeatureGate.AddVersioned(defaultVersionedFeatureGates))
 }

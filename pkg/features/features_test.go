@@ -5,8 +5,11 @@ import (
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 )
 
+// TestDefaults checks the gates in force at the emulated Kubernetes version:
+// ours, and kube's that the Job API and the pod template depend on.
 func TestDefaults(t *testing.T) {
 	cases := []struct {
 		feature featuregate.Feature
@@ -14,6 +17,8 @@ func TestDefaults(t *testing.T) {
 	}{
 		{JobManagedBy, true},
 		{JobStrictStatusValidation, false},
+		{kubefeatures.MutablePodResourcesForSuspendedJobs, true},
+		{kubefeatures.MutableSchedulingDirectivesForSuspendedJobs, true},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.feature), func(t *testing.T) {
@@ -24,8 +29,9 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
-// TestSet checks what --feature-gates may change, on a fresh gate with our
-// specs so the process-wide gate is left alone.
+// TestSet checks what --feature-gates may change, on a copy of the
+// process-wide gate (kube's gates and ours) so that the gate itself is left
+// alone.
 func TestSet(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -38,13 +44,13 @@ func TestSet(t *testing.T) {
 		{name: "JobManagedBy=true is accepted", value: "JobManagedBy=true", feature: JobManagedBy, wantEnable: true},
 		{name: "strict status validation can be turned on", value: "JobStrictStatusValidation=true", feature: JobStrictStatusValidation, wantEnable: true},
 		{name: "strict status validation can be turned off", value: "JobStrictStatusValidation=false", feature: JobStrictStatusValidation, wantEnable: false},
+		{name: "a kube beta gate can be turned off", value: "MutablePodResourcesForSuspendedJobs=false", feature: kubefeatures.MutablePodResourcesForSuspendedJobs, wantEnable: false},
+		{name: "a kube gate is refused when gates that depend on it stay on", value: "PodLevelResources=false", wantErr: true, feature: kubefeatures.PodLevelResources, wantEnable: true},
+		{name: "an unknown gate is refused", value: "NoSuchGate=true", wantErr: true, feature: JobStrictStatusValidation, wantEnable: false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			gate := featuregate.NewFeatureGate()
-			if err := gate.AddVersioned(defaultVersionedFeatureGates); err != nil {
-				t.Fatal(err)
-			}
+			gate := utilfeature.DefaultMutableFeatureGate.DeepCopy()
 			err := gate.Set(tc.value)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("Set(%q) error = %v, want error: %v", tc.value, err, tc.wantErr)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	baseversion "k8s.io/component-base/version"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/install"
@@ -78,6 +79,11 @@ type Server struct {
 
 // New builds the server and installs the API group with its storage.
 func (c CompletedConfig) New() (*Server, error) {
+	if ev := c.GenericConfig.EffectiveVersion; ev != nil {
+		if err := checkVersionStamp(baseversion.Get(), ev.BinaryVersion()); err != nil {
+			return nil, err
+		}
+	}
 	genericServer, err := c.GenericConfig.New("batch-apiserver", genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return nil, fmt.Errorf("building generic apiserver: %w", err)

@@ -1,0 +1,14 @@
+// Builds batch-apiserver's container image (`make image`).
+// A module of its own so that go-containerregistry never enters the main
+// module's dependency graph or the e2e tools module; nothing imports it.
+module github.com/batch-apiserver/batch-apiserver/hack/image
+
+go 1.26.8
+
+require github.com/google/go-containerregistry v0.22.1
+
+require (
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
+)

@@ -26,6 +26,18 @@ kube::codegen::gen_helpers \
     --boilerplate "${BOILERPLATE}" \
     "${ROOT}/pkg/apis"
 
+# The pod template is a core/v1 PodTemplateSpec: its defaults are kube's own
+# SetDefaults_* functions in k8s.io/kubernetes/pkg/apis/core/v1, which the
+# generated SetObjectDefaults_Job must call, as in upstream's
+# pkg/apis/batch/v1. gen_helpers passes extra peers to conversion-gen only,
+# so the defaulters are generated again here with the peer package.
+"${GOBIN}/defaulter-gen" \
+    --output-file zz_generated.defaults.go \
+    --go-header-file "${BOILERPLATE}" \
+    --extra-peer-dirs k8s.io/kubernetes/pkg/apis/core/v1 \
+    "${MODULE}/pkg/apis/batch/v1" \
+    "${MODULE}/pkg/apis/batch/v1beta1"
+
 # The deprecation of v1beta1 (the Warning header clients get) comes from the
 # prerelease-lifecycle tags on its types.
 go build -o "${GOBIN}/prerelease-lifecycle-gen" k8s.io/code-generator/cmd/prerelease-lifecycle-gen

@@ -8,10 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/utils/ptr"
+	corev1defaults "k8s.io/kubernetes/pkg/apis/core/v1"
 	"sigs.k8s.io/randfill"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
-	"github.com/batch-apiserver/batch-apiserver/pkg/apis/podtemplate"
 )
 
 // Funcs returns the fuzzer functions for the batch.jobs.dev API group.
@@ -85,13 +85,16 @@ var Funcs = func(codecs runtimeserializer.CodecFactory) []interface{} {
 		},
 		// The pod template is the external core/v1 type in every version, so it
 		// goes through the round trip unconverted; fill it freely and then apply
-		// the template defaults, which decoding applies too. Nothing else needs
+		// kube's template defaults (the same generated walk a PodTemplate
+		// gets), which decoding applies too. Nothing else needs
 		// constraining for JSON or CBOR: quantities come from metafuzzer's
 		// Quantity func, and IntOrString and metav1.Time fill themselves
 		// (RandFill) with values that serialize losslessly.
 		func(t *corev1.PodTemplateSpec, c randfill.Continue) {
 			c.FillNoCustom(t)
-			podtemplate.SetDefaults(t)
+			pt := corev1.PodTemplate{Template: *t}
+			corev1defaults.SetObjectDefaults_PodTemplate(&pt)
+			*t = pt.Template
 		},
 	}
 }

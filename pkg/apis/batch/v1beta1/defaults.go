@@ -6,16 +6,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
-
-	"github.com/batch-apiserver/batch-apiserver/pkg/apis/podtemplate"
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
 	return RegisterDefaults(scheme)
 }
 
-// SetDefaults_Job sets the defaults kube-apiserver applies to a batch/v1 Job,
-// including the core/v1 defaults of its pod template.
+// SetDefaults_Job sets the defaults kube-apiserver applies to a batch/v1 Job.
+// The core/v1 defaults of its pod template are kube's own SetDefaults_*
+// functions, which the generated SetObjectDefaults_Job calls.
 func SetDefaults_Job(obj *Job) {
 	spec := &obj.Spec
 	// A non-parallel Job may leave both completions and parallelism unset.
@@ -62,5 +61,4 @@ func SetDefaults_Job(obj *Job) {
 	if spec.ManualSelector == nil {
 		spec.ManualSelector = ptr.To(false)
 	}
-	podtemplate.SetDefaults(&spec.Template)
 }

@@ -1,4 +1,4 @@
-package podtemplate
+package v1_test
 
 import (
 	"testing"
@@ -9,9 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
-const digest = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+const imageDigest = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 // quantityComparer compares quantities by their serialized form, which is what
 // a client sees, so that a rounding default that changes only the format is caught.
@@ -21,7 +23,7 @@ var quantityComparer = cmp.Comparer(func(a, b resource.Quantity) bool {
 
 // defaulted returns a template carrying every default for a pod with one
 // container "c" (image busybox:1.36), after applying the given changes.
-func defaulted(changes ...func(*corev1.PodSpec)) corev1.PodTemplateSpec {
+func defaultedTemplate(changes ...func(*corev1.PodSpec)) corev1.PodTemplateSpec {
 	t := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "a"}},
 		Spec: corev1.PodSpec{
@@ -46,26 +48,30 @@ func defaulted(changes ...func(*corev1.PodSpec)) corev1.PodTemplateSpec {
 }
 
 // container changes the first container.
-func container(change func(*corev1.Container)) func(*corev1.PodSpec) {
+func templateContainer(change func(*corev1.Container)) func(*corev1.PodSpec) {
 	return func(s *corev1.PodSpec) { change(&s.Containers[0]) }
 }
 
 // volume adds a volume named "v" with the given source.
-func volume(src corev1.VolumeSource) func(*corev1.PodSpec) {
+func templateVolume(src corev1.VolumeSource) func(*corev1.PodSpec) {
 	return func(s *corev1.PodSpec) {
 		s.Volumes = append(s.Volumes, corev1.Volume{Name: "v", VolumeSource: src})
 	}
 }
 
 // image sets the first container's image and pull policy.
-func image(name string, policy corev1.PullPolicy) func(*corev1.PodSpec) {
-	return container(func(c *corev1.Container) {
+func templateImage(name string, policy corev1.PullPolicy) func(*corev1.PodSpec) {
+	return templateContainer(func(c *corev1.Container) {
 		c.Image = name
 		c.ImagePullPolicy = policy
 	})
 }
 
-func TestSetDefaults(t *testing.T) {
+// TestTemplateDefaults pins the core/v1 defaults kube-apiserver gives a Job's
+// pod template. They come from kube's own SetDefaults_* functions, called by
+// the generated SetObjectDefaults_Job; the cases check that wiring, for the
+// template and everything nested in it.
+func TestTemplateDefaults(t *testing.T) {
 	cases := []struct {
 		name string
 		in   corev1.PodTemplateSpec
@@ -73,8 +79,8 @@ func TestSetDefaults(t *testing.T) {
 	}{
 		{
 			name: "a defaulted template is kept as is",
-			in:   defaulted(),
-			want: defaulted(),
+			in:   defaultedTemplate(),
+			want: defaultedTemplate(),
 		},
 		{
 			name: "empty template gets the pod spec defaults only",
@@ -113,115 +119,115 @@ func TestSetDefaults(t *testing.T) {
 		// Pod spec.
 		{
 			name: "dnsPolicy defaults to ClusterFirst",
-			in:   defaulted(func(s *corev1.PodSpec) { s.DNSPolicy = "" }),
-			want: defaulted(),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.DNSPolicy = "" }),
+			want: defaultedTemplate(),
 		},
 		{
 			name: "dnsPolicy set is kept",
-			in:   defaulted(func(s *corev1.PodSpec) { s.DNSPolicy = corev1.DNSDefault }),
-			want: defaulted(func(s *corev1.PodSpec) { s.DNSPolicy = corev1.DNSDefault }),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.DNSPolicy = corev1.DNSDefault }),
+			want: defaultedTemplate(func(s *corev1.PodSpec) { s.DNSPolicy = corev1.DNSDefault }),
 		},
 		{
 			name: "restartPolicy defaults to Always",
-			in:   defaulted(func(s *corev1.PodSpec) { s.RestartPolicy = "" }),
-			want: defaulted(),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.RestartPolicy = "" }),
+			want: defaultedTemplate(),
 		},
 		{
 			name: "restartPolicy set is kept",
-			in:   defaulted(func(s *corev1.PodSpec) { s.RestartPolicy = corev1.RestartPolicyOnFailure }),
-			want: defaulted(func(s *corev1.PodSpec) { s.RestartPolicy = corev1.RestartPolicyOnFailure }),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.RestartPolicy = corev1.RestartPolicyOnFailure }),
+			want: defaultedTemplate(func(s *corev1.PodSpec) { s.RestartPolicy = corev1.RestartPolicyOnFailure }),
 		},
 		{
 			name: "securityContext defaults to empty",
-			in:   defaulted(func(s *corev1.PodSpec) { s.SecurityContext = nil }),
-			want: defaulted(),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.SecurityContext = nil }),
+			want: defaultedTemplate(),
 		},
 		{
 			name: "securityContext set is kept",
-			in: defaulted(func(s *corev1.PodSpec) {
+			in: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}
 			}),
-			want: defaulted(func(s *corev1.PodSpec) {
+			want: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}
 			}),
 		},
 		{
 			name: "terminationGracePeriodSeconds defaults to 30",
-			in:   defaulted(func(s *corev1.PodSpec) { s.TerminationGracePeriodSeconds = nil }),
-			want: defaulted(),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.TerminationGracePeriodSeconds = nil }),
+			want: defaultedTemplate(),
 		},
 		{
 			name: "terminationGracePeriodSeconds 0 is kept",
-			in:   defaulted(func(s *corev1.PodSpec) { s.TerminationGracePeriodSeconds = ptr.To[int64](0) }),
-			want: defaulted(func(s *corev1.PodSpec) { s.TerminationGracePeriodSeconds = ptr.To[int64](0) }),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.TerminationGracePeriodSeconds = ptr.To[int64](0) }),
+			want: defaultedTemplate(func(s *corev1.PodSpec) { s.TerminationGracePeriodSeconds = ptr.To[int64](0) }),
 		},
 		{
 			// Upstream clamps a negative value to 1 in SetDefaults_Pod only.
 			name: "negative terminationGracePeriodSeconds is not clamped in a template",
-			in:   defaulted(func(s *corev1.PodSpec) { s.TerminationGracePeriodSeconds = ptr.To[int64](-5) }),
-			want: defaulted(func(s *corev1.PodSpec) { s.TerminationGracePeriodSeconds = ptr.To[int64](-5) }),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.TerminationGracePeriodSeconds = ptr.To[int64](-5) }),
+			want: defaultedTemplate(func(s *corev1.PodSpec) { s.TerminationGracePeriodSeconds = ptr.To[int64](-5) }),
 		},
 		{
 			name: "schedulerName defaults to default-scheduler",
-			in:   defaulted(func(s *corev1.PodSpec) { s.SchedulerName = "" }),
-			want: defaulted(),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.SchedulerName = "" }),
+			want: defaultedTemplate(),
 		},
 		{
 			name: "schedulerName set is kept",
-			in:   defaulted(func(s *corev1.PodSpec) { s.SchedulerName = "other" }),
-			want: defaulted(func(s *corev1.PodSpec) { s.SchedulerName = "other" }),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.SchedulerName = "other" }),
+			want: defaultedTemplate(func(s *corev1.PodSpec) { s.SchedulerName = "other" }),
 		},
 		{
 			name: "serviceAccount is copied from serviceAccountName",
-			in:   defaulted(func(s *corev1.PodSpec) { s.ServiceAccountName = "sa" }),
-			want: defaulted(func(s *corev1.PodSpec) { s.ServiceAccountName, s.DeprecatedServiceAccount = "sa", "sa" }),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.ServiceAccountName = "sa" }),
+			want: defaultedTemplate(func(s *corev1.PodSpec) { s.ServiceAccountName, s.DeprecatedServiceAccount = "sa", "sa" }),
 		},
 		{
 			name: "serviceAccountName is copied from serviceAccount",
-			in:   defaulted(func(s *corev1.PodSpec) { s.DeprecatedServiceAccount = "sa" }),
-			want: defaulted(func(s *corev1.PodSpec) { s.ServiceAccountName, s.DeprecatedServiceAccount = "sa", "sa" }),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.DeprecatedServiceAccount = "sa" }),
+			want: defaultedTemplate(func(s *corev1.PodSpec) { s.ServiceAccountName, s.DeprecatedServiceAccount = "sa", "sa" }),
 		},
 		{
 			name: "serviceAccountName wins over a different serviceAccount",
-			in:   defaulted(func(s *corev1.PodSpec) { s.ServiceAccountName, s.DeprecatedServiceAccount = "sa", "old" }),
-			want: defaulted(func(s *corev1.PodSpec) { s.ServiceAccountName, s.DeprecatedServiceAccount = "sa", "sa" }),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.ServiceAccountName, s.DeprecatedServiceAccount = "sa", "old" }),
+			want: defaultedTemplate(func(s *corev1.PodSpec) { s.ServiceAccountName, s.DeprecatedServiceAccount = "sa", "sa" }),
 		},
 		{
 			// enableServiceLinks is defaulted in SetDefaults_Pod only.
 			name: "enableServiceLinks is not defaulted in a template",
-			in:   defaulted(func(s *corev1.PodSpec) { s.EnableServiceLinks = nil }),
-			want: defaulted(func(s *corev1.PodSpec) { s.EnableServiceLinks = nil }),
+			in:   defaultedTemplate(func(s *corev1.PodSpec) { s.EnableServiceLinks = nil }),
+			want: defaultedTemplate(func(s *corev1.PodSpec) { s.EnableServiceLinks = nil }),
 		},
 		{
 			// hostPort follows containerPort under hostNetwork in SetDefaults_Pod only.
 			name: "hostPort is not defaulted under hostNetwork in a template",
-			in: defaulted(func(s *corev1.PodSpec) {
+			in: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.HostNetwork = true
 				s.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}
 			}),
-			want: defaulted(func(s *corev1.PodSpec) {
+			want: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.HostNetwork = true
 				s.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}
 			}),
 		},
 		{
 			name: "overhead is rounded up to milli scale",
-			in: defaulted(func(s *corev1.PodSpec) {
+			in: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1234")}
 			}),
-			want: defaulted(func(s *corev1.PodSpec) {
+			want: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("124m")}
 			}),
 		},
 		{
 			name: "pod-level resources are rounded up to milli scale",
-			in: defaulted(func(s *corev1.PodSpec) {
+			in: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.Resources = &corev1.ResourceRequirements{
 					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1.0001")},
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.0001")},
 				}
 			}),
-			want: defaulted(func(s *corev1.PodSpec) {
+			want: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.Resources = &corev1.ResourceRequirements{
 					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1001m")},
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m")},
@@ -232,84 +238,84 @@ func TestSetDefaults(t *testing.T) {
 		// Containers.
 		{
 			name: "imagePullPolicy is Always for the latest tag",
-			in:   defaulted(image("busybox:latest", "")),
-			want: defaulted(image("busybox:latest", corev1.PullAlways)),
+			in:   defaultedTemplate(templateImage("busybox:latest", "")),
+			want: defaultedTemplate(templateImage("busybox:latest", corev1.PullAlways)),
 		},
 		{
 			name: "imagePullPolicy is Always without a tag",
-			in:   defaulted(image("busybox", "")),
-			want: defaulted(image("busybox", corev1.PullAlways)),
+			in:   defaultedTemplate(templateImage("busybox", "")),
+			want: defaultedTemplate(templateImage("busybox", corev1.PullAlways)),
 		},
 		{
 			name: "imagePullPolicy is Always without a tag behind a registry port",
-			in:   defaulted(image("registry.example.com:5000/team/busybox", "")),
-			want: defaulted(image("registry.example.com:5000/team/busybox", corev1.PullAlways)),
+			in:   defaultedTemplate(templateImage("registry.example.com:5000/team/busybox", "")),
+			want: defaultedTemplate(templateImage("registry.example.com:5000/team/busybox", corev1.PullAlways)),
 		},
 		{
 			name: "imagePullPolicy is IfNotPresent for another tag",
-			in:   defaulted(image("registry.example.com:5000/busybox:1.36", "")),
-			want: defaulted(image("registry.example.com:5000/busybox:1.36", corev1.PullIfNotPresent)),
+			in:   defaultedTemplate(templateImage("registry.example.com:5000/busybox:1.36", "")),
+			want: defaultedTemplate(templateImage("registry.example.com:5000/busybox:1.36", corev1.PullIfNotPresent)),
 		},
 		{
 			name: "imagePullPolicy is IfNotPresent for a tag that is latest in another case",
-			in:   defaulted(image("busybox:Latest", "")),
-			want: defaulted(image("busybox:Latest", corev1.PullIfNotPresent)),
+			in:   defaultedTemplate(templateImage("busybox:Latest", "")),
+			want: defaultedTemplate(templateImage("busybox:Latest", corev1.PullIfNotPresent)),
 		},
 		{
 			name: "imagePullPolicy is IfNotPresent for a digest",
-			in:   defaulted(image("busybox@"+digest, "")),
-			want: defaulted(image("busybox@"+digest, corev1.PullIfNotPresent)),
+			in:   defaultedTemplate(templateImage("busybox@"+imageDigest, "")),
+			want: defaultedTemplate(templateImage("busybox@"+imageDigest, corev1.PullIfNotPresent)),
 		},
 		{
 			name: "imagePullPolicy is Always for the latest tag with a digest",
-			in:   defaulted(image("busybox:latest@"+digest, "")),
-			want: defaulted(image("busybox:latest@"+digest, corev1.PullAlways)),
+			in:   defaultedTemplate(templateImage("busybox:latest@"+imageDigest, "")),
+			want: defaultedTemplate(templateImage("busybox:latest@"+imageDigest, corev1.PullAlways)),
 		},
 		{
 			name: "imagePullPolicy is IfNotPresent for an image that does not parse",
-			in:   defaulted(image("BusyBox", "")),
-			want: defaulted(image("BusyBox", corev1.PullIfNotPresent)),
+			in:   defaultedTemplate(templateImage("BusyBox", "")),
+			want: defaultedTemplate(templateImage("BusyBox", corev1.PullIfNotPresent)),
 		},
 		{
 			name: "imagePullPolicy is IfNotPresent for an empty image",
-			in:   defaulted(image("", "")),
-			want: defaulted(image("", corev1.PullIfNotPresent)),
+			in:   defaultedTemplate(templateImage("", "")),
+			want: defaultedTemplate(templateImage("", corev1.PullIfNotPresent)),
 		},
 		{
 			name: "imagePullPolicy set is kept",
-			in:   defaulted(image("busybox", corev1.PullNever)),
-			want: defaulted(image("busybox", corev1.PullNever)),
+			in:   defaultedTemplate(templateImage("busybox", corev1.PullNever)),
+			want: defaultedTemplate(templateImage("busybox", corev1.PullNever)),
 		},
 		{
 			name: "terminationMessagePath defaults to /dev/termination-log",
-			in:   defaulted(container(func(c *corev1.Container) { c.TerminationMessagePath = "" })),
-			want: defaulted(),
+			in:   defaultedTemplate(templateContainer(func(c *corev1.Container) { c.TerminationMessagePath = "" })),
+			want: defaultedTemplate(),
 		},
 		{
 			name: "terminationMessagePath set is kept",
-			in:   defaulted(container(func(c *corev1.Container) { c.TerminationMessagePath = "/tmp/msg" })),
-			want: defaulted(container(func(c *corev1.Container) { c.TerminationMessagePath = "/tmp/msg" })),
+			in:   defaultedTemplate(templateContainer(func(c *corev1.Container) { c.TerminationMessagePath = "/tmp/msg" })),
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) { c.TerminationMessagePath = "/tmp/msg" })),
 		},
 		{
 			name: "terminationMessagePolicy defaults to File",
-			in:   defaulted(container(func(c *corev1.Container) { c.TerminationMessagePolicy = "" })),
-			want: defaulted(),
+			in:   defaultedTemplate(templateContainer(func(c *corev1.Container) { c.TerminationMessagePolicy = "" })),
+			want: defaultedTemplate(),
 		},
 		{
 			name: "terminationMessagePolicy set is kept",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 			})),
 		},
 		{
 			name: "port protocol defaults to TCP and a set one is kept",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Ports = []corev1.ContainerPort{{ContainerPort: 80}, {ContainerPort: 53, Protocol: corev1.ProtocolUDP}}
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Ports = []corev1.ContainerPort{
 					{ContainerPort: 80, Protocol: corev1.ProtocolTCP},
 					{ContainerPort: 53, Protocol: corev1.ProtocolUDP},
@@ -318,14 +324,14 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "env fieldRef apiVersion defaults to v1 and a set one is kept",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Env = []corev1.EnvVar{
 					{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 					{Name: "B", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v2", FieldPath: "metadata.name"}}},
 					{Name: "C", Value: "c"},
 				}
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Env = []corev1.EnvVar{
 					{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 					{Name: "B", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v2", FieldPath: "metadata.name"}}},
@@ -335,31 +341,31 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "env fileKeyRef optional defaults to false",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FileKeyRef: &corev1.FileKeySelector{VolumeName: "v", Path: "p", Key: "k"}}}}
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FileKeyRef: &corev1.FileKeySelector{VolumeName: "v", Path: "p", Key: "k", Optional: ptr.To(false)}}}}
 			})),
 		},
 		{
 			name: "env valueFrom secretKeyRef gets no default",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}}}
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}}}
 			})),
 		},
 		{
 			name: "container resources are rounded up to milli scale",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Resources = corev1.ResourceRequirements{
 					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100.5m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.0000001")},
 				}
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Resources = corev1.ResourceRequirements{
 					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("101m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m")},
@@ -369,19 +375,19 @@ func TestSetDefaults(t *testing.T) {
 		{
 			// Requests follow limits in SetDefaults_Pod only.
 			name: "requests are not copied from limits in a template",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
 			})),
 		},
 		{
 			name: "liveness probe gets timing and httpGet defaults",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(8080)}}}
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.LivenessProbe = &corev1.Probe{
 					ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080), Scheme: corev1.URISchemeHTTP}},
 					TimeoutSeconds:   1,
@@ -393,10 +399,10 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "readiness probe gets timing and grpc service defaults",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}}
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.ReadinessProbe = &corev1.Probe{
 					ProbeHandler:     corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090, Service: ptr.To("")}},
 					TimeoutSeconds:   1,
@@ -408,10 +414,10 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "startup probe gets timing defaults and a tcpSocket handler none",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}}
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.StartupProbe = &corev1.Probe{
 					ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}},
 					TimeoutSeconds:   1,
@@ -423,7 +429,7 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "probe values set are kept",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.LivenessProbe = &corev1.Probe{
 					ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8443), Scheme: corev1.URISchemeHTTPS}},
 					TimeoutSeconds:   5,
@@ -432,7 +438,7 @@ func TestSetDefaults(t *testing.T) {
 					FailureThreshold: 7,
 				}
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.LivenessProbe = &corev1.Probe{
 					ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8443), Scheme: corev1.URISchemeHTTPS}},
 					TimeoutSeconds:   5,
@@ -444,13 +450,13 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "lifecycle httpGet handlers get path and scheme",
-			in: defaulted(container(func(c *corev1.Container) {
+			in: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Lifecycle = &corev1.Lifecycle{
 					PostStart: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80)}},
 					PreStop:   &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80), Path: "/stop"}},
 				}
 			})),
-			want: defaulted(container(func(c *corev1.Container) {
+			want: defaultedTemplate(templateContainer(func(c *corev1.Container) {
 				c.Lifecycle = &corev1.Lifecycle{
 					PostStart: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(80), Scheme: corev1.URISchemeHTTP}},
 					PreStop:   &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/stop", Port: intstr.FromInt32(80), Scheme: corev1.URISchemeHTTP}},
@@ -459,7 +465,7 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "init containers get the container defaults",
-			in: defaulted(func(s *corev1.PodSpec) {
+			in: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.InitContainers = []corev1.Container{{
 					Name:          "init",
 					Image:         "busybox",
@@ -468,7 +474,7 @@ func TestSetDefaults(t *testing.T) {
 					StartupProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}},
 				}}
 			}),
-			want: defaulted(func(s *corev1.PodSpec) {
+			want: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.InitContainers = []corev1.Container{{
 					Name:                     "init",
 					Image:                    "busybox",
@@ -483,14 +489,14 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "ephemeral containers get the container defaults",
-			in: defaulted(func(s *corev1.PodSpec) {
+			in: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
 					Name:  "debug",
 					Image: "busybox:1.36",
 					Env:   []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
 				}}}
 			}),
-			want: defaulted(func(s *corev1.PodSpec) {
+			want: defaultedTemplate(func(s *corev1.PodSpec) {
 				s.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
 					Name:                     "debug",
 					Image:                    "busybox:1.36",
@@ -505,59 +511,59 @@ func TestSetDefaults(t *testing.T) {
 		// Volumes.
 		{
 			name: "volume without a source becomes an emptyDir",
-			in:   defaulted(volume(corev1.VolumeSource{})),
-			want: defaulted(volume(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})),
 		},
 		{
 			name: "emptyDir gets no default",
-			in:   defaulted(volume(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("0.0001"))}})),
-			want: defaulted(volume(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("0.0001"))}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("0.0001"))}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("0.0001"))}})),
 		},
 		{
 			name: "hostPath type defaults to unset",
-			in:   defaulted(volume(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data"}})),
-			want: defaulted(volume(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data", Type: ptr.To(corev1.HostPathUnset)}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data"}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data", Type: ptr.To(corev1.HostPathUnset)}})),
 		},
 		{
 			name: "hostPath type set is kept",
-			in:   defaulted(volume(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data", Type: ptr.To(corev1.HostPathDirectory)}})),
-			want: defaulted(volume(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data", Type: ptr.To(corev1.HostPathDirectory)}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data", Type: ptr.To(corev1.HostPathDirectory)}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data", Type: ptr.To(corev1.HostPathDirectory)}})),
 		},
 		{
 			name: "secret defaultMode defaults to 0644",
-			in:   defaulted(volume(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}})),
-			want: defaulted(volume(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s", DefaultMode: ptr.To[int32](0o644)}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s", DefaultMode: ptr.To[int32](0o644)}})),
 		},
 		{
 			name: "secret defaultMode set is kept",
-			in:   defaulted(volume(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s", DefaultMode: ptr.To[int32](0o400)}})),
-			want: defaulted(volume(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s", DefaultMode: ptr.To[int32](0o400)}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s", DefaultMode: ptr.To[int32](0o400)}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s", DefaultMode: ptr.To[int32](0o400)}})),
 		},
 		{
 			name: "configMap defaultMode defaults to 0644",
-			in:   defaulted(volume(corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}})),
-			want: defaulted(volume(corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}, DefaultMode: ptr.To[int32](0o644)}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}, DefaultMode: ptr.To[int32](0o644)}})),
 		},
 		{
 			name: "downwardAPI defaultMode defaults to 0644 and fieldRef apiVersion to v1",
-			in: defaulted(volume(corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+			in: defaultedTemplate(templateVolume(corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
 				{Path: "name", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}},
 				{Path: "cpu", ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "c", Resource: "limits.cpu"}},
 			}}})),
-			want: defaulted(volume(corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{DefaultMode: ptr.To[int32](0o644), Items: []corev1.DownwardAPIVolumeFile{
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{DefaultMode: ptr.To[int32](0o644), Items: []corev1.DownwardAPIVolumeFile{
 				{Path: "name", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}},
 				{Path: "cpu", ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "c", Resource: "limits.cpu"}},
 			}}})),
 		},
 		{
 			name: "projected defaultMode, downwardAPI fieldRef and token expiration are defaulted",
-			in: defaulted(volume(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			in: defaultedTemplate(templateVolume(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "ns", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}}},
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "short", ExpirationSeconds: ptr.To[int64](600)}},
 				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}}},
 			}}})),
-			want: defaulted(volume(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: ptr.To[int32](0o644), Sources: []corev1.VolumeProjection{
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: ptr.To[int32](0o644), Sources: []corev1.VolumeProjection{
 				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "ns", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3600)}},
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "short", ExpirationSeconds: ptr.To[int64](600)}},
@@ -566,18 +572,18 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "iscsi initiator interface defaults to default",
-			in:   defaulted(volume(corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: "iqn.2001-04.com.example:storage", Lun: 0}})),
-			want: defaulted(volume(corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: "iqn.2001-04.com.example:storage", Lun: 0, ISCSIInterface: "default"}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: "iqn.2001-04.com.example:storage", Lun: 0}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: "iqn.2001-04.com.example:storage", Lun: 0, ISCSIInterface: "default"}})),
 		},
 		{
 			name: "rbd pool, user and keyring are defaulted",
-			in:   defaulted(volume(corev1.VolumeSource{RBD: &corev1.RBDVolumeSource{CephMonitors: []string{"m"}, RBDImage: "img"}})),
-			want: defaulted(volume(corev1.VolumeSource{RBD: &corev1.RBDVolumeSource{CephMonitors: []string{"m"}, RBDImage: "img", RBDPool: "rbd", RadosUser: "admin", Keyring: "/etc/ceph/keyring"}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{RBD: &corev1.RBDVolumeSource{CephMonitors: []string{"m"}, RBDImage: "img"}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{RBD: &corev1.RBDVolumeSource{CephMonitors: []string{"m"}, RBDImage: "img", RBDPool: "rbd", RadosUser: "admin", Keyring: "/etc/ceph/keyring"}})),
 		},
 		{
 			name: "azureDisk cachingMode, fsType, readOnly and kind are defaulted",
-			in:   defaulted(volume(corev1.VolumeSource{AzureDisk: &corev1.AzureDiskVolumeSource{DiskName: "d", DataDiskURI: "u"}})),
-			want: defaulted(volume(corev1.VolumeSource{AzureDisk: &corev1.AzureDiskVolumeSource{
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{AzureDisk: &corev1.AzureDiskVolumeSource{DiskName: "d", DataDiskURI: "u"}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{AzureDisk: &corev1.AzureDiskVolumeSource{
 				DiskName:    "d",
 				DataDiskURI: "u",
 				CachingMode: ptr.To(corev1.AzureDataDiskCachingReadWrite),
@@ -588,18 +594,18 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "scaleIO storageMode and fsType are defaulted",
-			in:   defaulted(volume(corev1.VolumeSource{ScaleIO: &corev1.ScaleIOVolumeSource{Gateway: "g", System: "s"}})),
-			want: defaulted(volume(corev1.VolumeSource{ScaleIO: &corev1.ScaleIOVolumeSource{Gateway: "g", System: "s", StorageMode: "ThinProvisioned", FSType: "xfs"}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{ScaleIO: &corev1.ScaleIOVolumeSource{Gateway: "g", System: "s"}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{ScaleIO: &corev1.ScaleIOVolumeSource{Gateway: "g", System: "s", StorageMode: "ThinProvisioned", FSType: "xfs"}})),
 		},
 		{
 			name: "ephemeral claim template gets volumeMode Filesystem and rounded resources",
-			in: defaulted(volume(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+			in: defaultedTemplate(templateVolume(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
 				Spec: corev1.PersistentVolumeClaimSpec{
 					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("0.0001")}},
 				},
 			}}})),
-			want: defaulted(volume(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
 				Spec: corev1.PersistentVolumeClaimSpec{
 					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1m")}},
@@ -609,38 +615,44 @@ func TestSetDefaults(t *testing.T) {
 		},
 		{
 			name: "ephemeral claim template volumeMode set is kept",
-			in: defaulted(volume(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+			in: defaultedTemplate(templateVolume(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
 				Spec: corev1.PersistentVolumeClaimSpec{VolumeMode: ptr.To(corev1.PersistentVolumeBlock)},
 			}}})),
-			want: defaulted(volume(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
 				Spec: corev1.PersistentVolumeClaimSpec{VolumeMode: ptr.To(corev1.PersistentVolumeBlock)},
 			}}})),
 		},
 		{
 			name: "image volume pullPolicy is Always for latest",
-			in:   defaulted(volume(corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "example.com/artifact"}})),
-			want: defaulted(volume(corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "example.com/artifact", PullPolicy: corev1.PullAlways}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "example.com/artifact"}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "example.com/artifact", PullPolicy: corev1.PullAlways}})),
 		},
 		{
 			name: "image volume pullPolicy is IfNotPresent for another tag",
-			in:   defaulted(volume(corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "example.com/artifact:v1"}})),
-			want: defaulted(volume(corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "example.com/artifact:v1", PullPolicy: corev1.PullIfNotPresent}})),
+			in:   defaultedTemplate(templateVolume(corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "example.com/artifact:v1"}})),
+			want: defaultedTemplate(templateVolume(corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "example.com/artifact:v1", PullPolicy: corev1.PullIfNotPresent}})),
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := *tc.in.DeepCopy()
-			SetDefaults(&got)
+			got := defaultTemplate(tc.in)
 			if diff := cmp.Diff(tc.want, got, quantityComparer); diff != "" {
-				t.Errorf("SetDefaults (-want +got):\n%s", diff)
+				t.Errorf("template defaults (-want +got):\n%s", diff)
 			}
 			// Defaulting an object twice must not change it again: the server
 			// defaults every object it decodes, including its own output.
-			again := *got.DeepCopy()
-			SetDefaults(&again)
+			again := defaultTemplate(got)
 			if diff := cmp.Diff(got, again, quantityComparer); diff != "" {
-				t.Errorf("SetDefaults is not idempotent (-once +twice):\n%s", diff)
+				t.Errorf("template defaults are not idempotent (-once +twice):\n%s", diff)
 			}
 		})
 	}
+}
+
+// defaultTemplate applies the generated Job defaulter to a Job holding a copy
+// of template and returns the defaulted template.
+func defaultTemplate(template corev1.PodTemplateSpec) corev1.PodTemplateSpec {
+	job := &batchv1.Job{Spec: batchv1.JobSpec{Template: *template.DeepCopy()}}
+	batchv1.SetObjectDefaults_Job(job)
+	return job.Spec.Template
 }

@@ -18,6 +18,7 @@ require (
 require (
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	k8s.io/component-helpers v0.0.0 // indirect
+	k8s.io/kubelet v0.0.0 // indirect
 )
 
 require (

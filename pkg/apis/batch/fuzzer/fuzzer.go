@@ -7,8 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/utils/ptr"
 	corev1defaults "k8s.io/kubernetes/pkg/apis/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/randfill"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"

@@ -1,19 +1,19 @@
 package validation
 
-// PodTemplateValidationOptions holds the pod template options that Job
-// validation needs. It is the subset of kube-apiserver's
-// core PodValidationOptions that the rules implemented here depend on.
-type PodTemplateValidationOptions struct {
-	// AllowInvalidLabelValueInSelector lets an update keep a selector whose
-	// label values were accepted by an older, laxer validation.
-	AllowInvalidLabelValueInSelector bool
-}
+import (
+	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
+)
 
 // JobValidationOptions decides how a Job spec is validated. The registry
 // strategy computes it from the old and new object; see
 // pkg/registry/batch/job/validation_options.go.
 type JobValidationOptions struct {
-	PodTemplateValidationOptions
+	// PodValidationOptions are core's options for the pod template, which
+	// kube-apiserver derives from the old and new template
+	// (GetValidationOptionsFromPodTemplate). AllowInvalidLabelValueInSelector
+	// also lets an update keep a Job selector whose label values were
+	// accepted by an older, laxer validation.
+	corevalidation.PodValidationOptions
 	// AllowMutableSchedulingDirectives lets an update change the template's
 	// node affinity, node selector, tolerations, scheduling gates, labels and
 	// annotations.

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
@@ -106,7 +107,7 @@ func TestValidateJobUpdate(t *testing.T) {
 			j.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"a b"}}}
 		}).Obj(), job: makeJob("j").ManualSelector().Do(func(j *batch.Job) {
 			j.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"a b"}}}
-		}).Obj(), opts: &JobValidationOptions{PodTemplateValidationOptions: PodTemplateValidationOptions{AllowInvalidLabelValueInSelector: true}}},
+		}).Obj(), opts: &JobValidationOptions{PodValidationOptions: corevalidation.PodValidationOptions{AllowInvalidLabelValueInSelector: true}}},
 		"generated labels are not rechecked on update": {old: makeJob("j").Do(func(j *batch.Job) { delete(j.Spec.Template.Labels, batch.JobNameLabel) }).Obj(),
 			job: makeJob("j").Parallelism(2).Do(func(j *batch.Job) { delete(j.Spec.Template.Labels, batch.JobNameLabel) }).Obj()},
 	}

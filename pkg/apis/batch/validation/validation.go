@@ -8,13 +8,14 @@ package validation
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kubernetes/pkg/apis/core"
+	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
@@ -58,8 +59,6 @@ var (
 	supportedPodFailurePolicyOnPodConditionsStatuses = []string{"False", "True", "Unknown"}
 	supportedPodReplacementPolicies                  = []batch.PodReplacementPolicy{batch.Failed, batch.TerminatingOrFailed}
 	supportedRestartPolicies                         = []string{"OnFailure", "Never"}
-	// standardFinalizers are the unqualified finalizer names core validation accepts.
-	standardFinalizers = map[string]bool{"kubernetes": true, metav1.FinalizerOrphanDependents: true, metav1.FinalizerDeleteDependents: true}
 )
 
 // ValidateGeneratedSelector checks, unless manualSelector is true, that the
@@ -115,42 +114,21 @@ func validateHasLabel(lbls map[string]string, metaPath *field.Path, key, expecte
 // ValidateJob validates a Job on create. The selector must already have been
 // generated (unless manualSelector is true).
 func ValidateJob(job *batch.Job, opts JobValidationOptions) field.ErrorList {
-	allErrs := validateObjectMeta(&job.ObjectMeta, field.NewPath("metadata"))
+	template, errs := internalPodTemplate(&job.Spec.Template, field.NewPath("spec", "template"))
+	if errs != nil {
+		return errs
+	}
+	allErrs := corevalidation.ValidateObjectMeta(&job.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateGeneratedSelector(job, opts.RequirePrefixedLabels)...)
-	allErrs = append(allErrs, validateJobSpec(&job.Spec, field.NewPath("spec"), opts.PodTemplateValidationOptions)...)
+	allErrs = append(allErrs, validateJobSpec(&job.Spec, template, field.NewPath("spec"), opts.PodValidationOptions)...)
 	allErrs = append(allErrs, validateNameAllowsCompletions(job)...)
 	return allErrs
 }
 
-// validateObjectMeta is core's ValidateObjectMeta for a namespaced object whose
-// name is a DNS subdomain, including core's finalizer name check.
-func validateObjectMeta(meta *metav1.ObjectMeta, fldPath *field.Path) field.ErrorList {
-	allErrs := apimachineryvalidation.ValidateObjectMeta(meta, true, apimachineryvalidation.NameIsDNSSubdomain, fldPath)
-	return append(allErrs, validateFinalizerNames(meta.Finalizers, fldPath)...)
-}
-
+// validateObjectMetaUpdate is core's, which adds the finalizer name check to
+// apimachinery's.
 func validateObjectMetaUpdate(meta, oldMeta *metav1.ObjectMeta, fldPath *field.Path) field.ErrorList {
-	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(meta, oldMeta, fldPath)
-	return append(allErrs, validateFinalizerNames(meta.Finalizers, fldPath)...)
-}
-
-func validateFinalizerNames(finalizers []string, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	for i, f := range finalizers {
-		if !containsSlash(f) && !standardFinalizers[f] {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("finalizers").Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))
-		}
-	}
-	return allErrs
-}
-
-func containsSlash(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			return true
-		}
-	}
-	return false
+	return corevalidation.ValidateObjectMetaUpdate(meta, oldMeta, fldPath)
 }
 
 // validateNameAllowsCompletions checks that the hostname of the pod with the
@@ -172,8 +150,9 @@ func isIndexed(spec *batch.JobSpec) bool {
 }
 
 // validateJobSpec validates the spec of a Job, including its selector.
-func validateJobSpec(spec *batch.JobSpec, fldPath *field.Path, opts PodTemplateValidationOptions) field.ErrorList {
-	allErrs := validateJobSpecFields(spec, fldPath, opts)
+// template is spec.template converted to kube's internal core type.
+func validateJobSpec(spec *batch.JobSpec, template *core.PodTemplateSpec, fldPath *field.Path, opts corevalidation.PodValidationOptions) field.ErrorList {
+	allErrs := validateJobSpecFields(spec, template, fldPath, opts)
 	if spec.Selector == nil {
 		allErrs = append(allErrs, field.Required(fldPath.Child("selector"), ""))
 	} else {
@@ -191,7 +170,7 @@ func validateNonnegative(value int64, fldPath *field.Path) field.ErrorList {
 	return apimachineryvalidation.ValidateNonnegativeField(value, fldPath)
 }
 
-func validateJobSpecFields(spec *batch.JobSpec, fldPath *field.Path, opts PodTemplateValidationOptions) field.ErrorList {
+func validateJobSpecFields(spec *batch.JobSpec, template *core.PodTemplateSpec, fldPath *field.Path, opts corevalidation.PodValidationOptions) field.ErrorList {
 	var allErrs field.ErrorList
 	if spec.Parallelism != nil {
 		allErrs = append(allErrs, validateNonnegative(int64(*spec.Parallelism), fldPath.Child("parallelism"))...)
@@ -235,7 +214,7 @@ func validateJobSpecFields(spec *batch.JobSpec, fldPath *field.Path, opts PodTem
 		}
 	}
 	allErrs = append(allErrs, validatePodReplacementPolicy(spec, fldPath.Child("podReplacementPolicy"))...)
-	allErrs = append(allErrs, validatePodTemplateSpec(&spec.Template, fldPath.Child("template"), opts)...)
+	allErrs = append(allErrs, validatePodTemplateSpec(template, fldPath.Child("template"), opts)...)
 	allErrs = append(allErrs, validateJobRestartPolicy(spec, fldPath.Child("template", "spec", "restartPolicy"))...)
 	return allErrs
 }
@@ -325,17 +304,28 @@ func validatePodReplacementPolicy(spec *batch.JobSpec, fldPath *field.Path) fiel
 
 // ValidateJobUpdate validates an update of a Job's metadata and spec.
 func ValidateJobUpdate(job, oldJob *batch.Job, opts JobValidationOptions) field.ErrorList {
+	templatePath := field.NewPath("spec", "template")
+	template, errs := internalPodTemplate(&job.Spec.Template, templatePath)
+	if errs != nil {
+		return errs
+	}
+	oldTemplate, errs := internalPodTemplate(&oldJob.Spec.Template, templatePath)
+	if errs != nil {
+		return errs
+	}
 	allErrs := validateObjectMetaUpdate(&job.ObjectMeta, &oldJob.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateJobSpecUpdate(&job.Spec, &oldJob.Spec, field.NewPath("spec"), opts)...)
+	allErrs = append(allErrs, validateJobSpecUpdate(&job.Spec, &oldJob.Spec, template, oldTemplate, field.NewPath("spec"), opts)...)
 	allErrs = append(allErrs, validateNameAllowsCompletions(job)...)
 	return allErrs
 }
 
-func validateJobSpecUpdate(spec, oldSpec *batch.JobSpec, fldPath *field.Path, opts JobValidationOptions) field.ErrorList {
-	allErrs := validateJobSpec(spec, fldPath, opts.PodTemplateValidationOptions)
+// validateJobSpecUpdate validates an update of a Job spec; template and
+// oldTemplate are the specs' templates converted to kube's internal core type.
+func validateJobSpecUpdate(spec, oldSpec *batch.JobSpec, template, oldTemplate *core.PodTemplateSpec, fldPath *field.Path, opts JobValidationOptions) field.ErrorList {
+	allErrs := validateJobSpec(spec, template, fldPath, opts.PodValidationOptions)
 	allErrs = append(allErrs, validateCompletionsUpdate(spec, oldSpec, fldPath.Child("completions"))...)
 	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.Selector, oldSpec.Selector, fldPath.Child("selector"))...)
-	allErrs = append(allErrs, validatePodTemplateUpdate(spec, oldSpec, fldPath, opts)...)
+	allErrs = append(allErrs, validatePodTemplateUpdate(template, oldTemplate, oldSpec, fldPath, opts)...)
 	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.CompletionMode, oldSpec.CompletionMode, fldPath.Child("completionMode"))...)
 	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.PodFailurePolicy, oldSpec.PodFailurePolicy, fldPath.Child("podFailurePolicy"))...)
 	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.BackoffLimitPerIndex, oldSpec.BackoffLimitPerIndex, fldPath.Child("backoffLimitPerIndex"))...)
@@ -362,14 +352,14 @@ func validateCompletionsUpdate(spec, oldSpec *batch.JobSpec, fldPath *field.Path
 
 // validatePodTemplateUpdate keeps the template immutable, with the upstream
 // exceptions for suspended Jobs: scheduling directives (with labels and
-// annotations) and container resources.
-func validatePodTemplateUpdate(spec, oldSpec *batch.JobSpec, fldPath *field.Path, opts JobValidationOptions) field.ErrorList {
-	template := &spec.Template
-	oldTemplate := &oldSpec.Template
+// annotations) and container resources. It compares the internal forms, as
+// upstream does, so that fields the external form carries twice (such as
+// serviceAccount and serviceAccountName) compare as kube-apiserver sees them.
+func validatePodTemplateUpdate(template, oldTemplate *core.PodTemplateSpec, oldSpec *batch.JobSpec, fldPath *field.Path, opts JobValidationOptions) field.ErrorList {
 	if opts.AllowMutableSchedulingDirectives {
 		// Copy the mutable fields onto a copy of the old template so that the
 		// comparison below ignores them.
-		oldTemplate = oldSpec.Template.DeepCopy()
+		oldTemplate = oldTemplate.DeepCopy()
 		switch {
 		case template.Spec.Affinity == nil && oldTemplate.Spec.Affinity != nil:
 			// Clearing affinity is allowed when it held only node affinity.
@@ -378,7 +368,7 @@ func validatePodTemplateUpdate(spec, oldSpec *batch.JobSpec, fldPath *field.Path
 				oldTemplate.Spec.Affinity = nil
 			}
 		case template.Spec.Affinity != nil && oldTemplate.Spec.Affinity == nil:
-			oldTemplate.Spec.Affinity = &corev1.Affinity{NodeAffinity: template.Spec.Affinity.NodeAffinity}
+			oldTemplate.Spec.Affinity = &core.Affinity{NodeAffinity: template.Spec.Affinity.NodeAffinity}
 		case template.Spec.Affinity != nil && oldTemplate.Spec.Affinity != nil:
 			oldTemplate.Spec.Affinity.NodeAffinity = template.Spec.Affinity.NodeAffinity
 		}

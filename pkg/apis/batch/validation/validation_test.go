@@ -239,7 +239,10 @@ func TestValidateJob(t *testing.T) {
 		"nodeSelector value invalid": {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a b"} }).Obj(),
 			want: errs(invalid, "spec.template.spec.nodeSelector")},
 		"ephemeral containers": {job: makeJob("j").Do(func(j *batch.Job) {
-			j.Spec.Template.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug", Image: "busybox"}}}
+			// Defaulted, as every template reaching validation is.
+			j.Spec.Template.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+				Name: "debug", Image: "busybox", ImagePullPolicy: corev1.PullAlways, TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+			}}}
 		}).Obj(), want: errs(forbidden, "spec.template.spec.ephemeralContainers")},
 		"container port valid":        {job: makeJob("j").Containers(withPorts(container("main"), tcp(8080), tcp(65535))).Obj()},
 		"container port missing":      {job: makeJob("j").Containers(withPorts(container("main"), tcp(0))).Obj(), want: errs(required, ctr+".ports[0].containerPort")},

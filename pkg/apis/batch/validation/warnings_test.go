@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -70,7 +71,7 @@ func TestWarningsForJob(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, WarningsForJob(tc.job, tc.old)); diff != "" {
+			if diff := cmp.Diff(tc.want, WarningsForJob(context.Background(), tc.job, tc.old)); diff != "" {
 				t.Errorf("unexpected warnings (-want,+got):\n%s", diff)
 			}
 		})

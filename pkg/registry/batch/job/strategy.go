@@ -64,18 +64,23 @@ func (Strategy) DefaultGarbageCollectionPolicy(ctx context.Context) rest.Garbage
 	return rest.DeleteDependents
 }
 
-// PrepareForCreate clears the status and sets the first generation.
+// PrepareForCreate clears the status, sets the first generation and drops
+// the template fields whose feature gates are off, as kube-apiserver does.
 func (Strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	job := obj.(*batch.Job)
 	job.Status = batch.JobStatus{}
 	job.Generation = 1
+	dropDisabledTemplateFields(&job.Spec.Template, nil)
 }
 
-// PrepareForUpdate keeps the stored status and bumps the generation when the spec changes.
+// PrepareForUpdate keeps the stored status, drops the template fields whose
+// feature gates are off (unless the stored template uses them) and bumps the
+// generation when the spec changes.
 func (Strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	newJob := obj.(*batch.Job)
 	oldJob := old.(*batch.Job)
 	newJob.Status = oldJob.Status
+	dropDisabledTemplateFields(&newJob.Spec.Template, &oldJob.Spec.Template)
 	if !apiequality.Semantic.DeepEqual(newJob.Spec, oldJob.Spec) {
 		newJob.Generation = oldJob.Generation + 1
 	}
@@ -92,7 +97,7 @@ func (Strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorLis
 
 // WarningsOnCreate returns the warnings kube-apiserver gives for a new Job.
 func (Strategy) WarningsOnCreate(ctx context.Context, obj runtime.Object) []string {
-	return validation.WarningsForJob(obj.(*batch.Job), nil)
+	return validation.WarningsForJob(ctx, obj.(*batch.Job), nil)
 }
 
 // Canonicalize does nothing: a Job has no canonical form beyond its defaults.
@@ -116,7 +121,7 @@ func (Strategy) WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) [
 	if job.Generation == oldJob.Generation {
 		return nil
 	}
-	return validation.WarningsForJob(job, oldJob)
+	return validation.WarningsForJob(ctx, job, oldJob)
 }
 
 // generateSelector adds the job-name and controller-uid labels to the

@@ -1,9 +1,13 @@
 package job
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/kubernetes/pkg/api/pod"
+	"k8s.io/kubernetes/pkg/apis/core"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
@@ -12,24 +16,80 @@ import (
 )
 
 // jobValidationOptions decides how a Job spec is validated: on create (oldJob
-// nil) and on update, from the stored Job. It follows kube-apiserver 1.37,
-// where MutablePodResourcesForSuspendedJobs and
-// MutableSchedulingDirectivesForSuspendedJobs are beta and on.
+// nil) and on update, from the stored Job, as kube-apiserver 1.37's Job
+// strategy does. The pod template options are core's, derived from the new
+// and old templates by GetValidationOptionsFromPodTemplate, which ratchets
+// the template rules that have tightened over releases.
 func jobValidationOptions(job, oldJob *batch.Job) validation.JobValidationOptions {
-	opts := validation.JobValidationOptions{RequirePrefixedLabels: true}
+	var oldTemplate *core.PodTemplateSpec
+	if oldJob != nil {
+		oldTemplate = internalTemplateOrNil(&oldJob.Spec.Template)
+	}
+	opts := validation.JobValidationOptions{
+		PodValidationOptions:  pod.GetValidationOptionsFromPodTemplate(internalTemplateOrNil(&job.Spec.Template), oldTemplate),
+		RequirePrefixedLabels: true,
+	}
 	if oldJob == nil {
 		return opts
 	}
 	// A selector stored under an older, laxer rule may keep its label values.
-	opts.AllowInvalidLabelValueInSelector = metav1validation.LabelSelectorHasInvalidLabelValue(oldJob.Spec.Selector)
+	opts.AllowInvalidLabelValueInSelector = opts.AllowInvalidLabelValueInSelector || metav1validation.LabelSelectorHasInvalidLabelValue(oldJob.Spec.Selector)
+	// Without the gates below, only a suspended Job that never started may
+	// change its scheduling directives.
+	opts.AllowMutableSchedulingDirectives = ptr.Deref(oldJob.Spec.Suspend, false) && oldJob.Status.StartTime == nil
 	mutableTemplate := allowMutablePodTemplate(oldJob)
-	opts.AllowMutableSchedulingDirectives = mutableTemplate
-	opts.AllowMutablePodResources = mutableTemplate
+	if utilfeature.DefaultFeatureGate.Enabled(kubefeatures.MutablePodResourcesForSuspendedJobs) {
+		opts.AllowMutablePodResources = mutableTemplate
+	}
+	if utilfeature.DefaultFeatureGate.Enabled(kubefeatures.MutableSchedulingDirectivesForSuspendedJobs) {
+		opts.AllowMutableSchedulingDirectives = mutableTemplate
+	}
 	// Jobs stored before the prefixed labels existed are not made invalid.
 	_, hadJobName := oldJob.Spec.Template.Labels[batch.JobNameLabel]
 	_, hadControllerUID := oldJob.Spec.Template.Labels[batch.ControllerUIDLabel]
 	opts.RequirePrefixedLabels = hadJobName && hadControllerUID
 	return opts
+}
+
+// internalTemplateOrNil converts a template for the option and warning
+// functions of k8s.io/kubernetes/pkg/api/pod, which only read it. A template
+// that does not convert yields nil (no template, as those functions accept);
+// validation reports the conversion error itself.
+func internalTemplateOrNil(template *corev1.PodTemplateSpec) *core.PodTemplateSpec {
+	out, err := validation.InternalPodTemplate(template)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// dropDisabledTemplateFields clears the template fields whose feature gates
+// are off, unless the old template (nil on create) already used them, with
+// kube-apiserver's own DropDisabledTemplateFields. The template is written
+// back only when something was dropped, so that a template is never rewritten
+// for nothing.
+func dropDisabledTemplateFields(template, oldTemplate *corev1.PodTemplateSpec) {
+	// The conversion aliases memory: convert a copy to get a template that
+	// may change, and the original to compare it with.
+	original, err := validation.InternalPodTemplate(template)
+	if err != nil {
+		return
+	}
+	dropped, err := validation.InternalPodTemplate(template.DeepCopy())
+	if err != nil {
+		return
+	}
+	var old *core.PodTemplateSpec
+	if oldTemplate != nil {
+		old = internalTemplateOrNil(oldTemplate)
+	}
+	pod.DropDisabledTemplateFields(dropped, old)
+	if apiequality.Semantic.DeepEqual(original, dropped) {
+		return
+	}
+	if out, err := validation.ExternalPodTemplate(dropped); err == nil {
+		*template = *out
+	}
 }
 
 // allowMutablePodTemplate reports whether a stored Job's template may change:

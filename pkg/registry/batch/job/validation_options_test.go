@@ -10,7 +10,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"k8s.io/kubernetes/pkg/api/pod"
+	"k8s.io/kubernetes/pkg/apis/core"
+	corevalidation "k8s.io/kubernetes/pkg/apis/core/validation"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
@@ -56,8 +61,9 @@ func TestJobValidationOptions(t *testing.T) {
 	}
 	mutable := validation.JobValidationOptions{RequirePrefixedLabels: true, AllowMutableSchedulingDirectives: true, AllowMutablePodResources: true}
 	cases := map[string]struct {
-		old  *batch.Job
-		want validation.JobValidationOptions
+		old   *batch.Job
+		gates map[featuregate.Feature]bool
+		want  validation.JobValidationOptions
 	}{
 		"create":                           {want: validation.JobValidationOptions{RequirePrefixedLabels: true}},
 		"running Job":                      {old: newOptsJob().obj(), want: validation.JobValidationOptions{RequirePrefixedLabels: true}},
@@ -74,12 +80,36 @@ func TestJobValidationOptions(t *testing.T) {
 			want: validation.JobValidationOptions{}},
 		"Job stored with an invalid label value in its selector": {old: newOptsJob().do(func(j *batch.Job) {
 			j.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"a b"}}}
-		}).obj(), want: validation.JobValidationOptions{RequirePrefixedLabels: true, PodTemplateValidationOptions: validation.PodTemplateValidationOptions{AllowInvalidLabelValueInSelector: true}}},
+		}).obj(), want: validation.JobValidationOptions{RequirePrefixedLabels: true, PodValidationOptions: corevalidation.PodValidationOptions{AllowInvalidLabelValueInSelector: true}}},
+		"suspended Job that started, acknowledged, without MutableSchedulingDirectivesForSuspendedJobs": {
+			old:   suspended().do(func(j *batch.Job) { j.Status.StartTime = &optsT0 }).cond(batch.JobSuspended, corev1.ConditionTrue).obj(),
+			gates: map[featuregate.Feature]bool{kubefeatures.MutableSchedulingDirectivesForSuspendedJobs: false},
+			want:  validation.JobValidationOptions{RequirePrefixedLabels: true, AllowMutablePodResources: true}},
+		"suspended Job that never started, without MutableSchedulingDirectivesForSuspendedJobs": {
+			old:   suspended().obj(),
+			gates: map[featuregate.Feature]bool{kubefeatures.MutableSchedulingDirectivesForSuspendedJobs: false},
+			want:  mutable},
+		"suspended Job that never started, without MutablePodResourcesForSuspendedJobs": {
+			old:   suspended().obj(),
+			gates: map[featuregate.Feature]bool{kubefeatures.MutablePodResourcesForSuspendedJobs: false},
+			want:  validation.JobValidationOptions{RequirePrefixedLabels: true, AllowMutableSchedulingDirectives: true}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			for gate, on := range tc.gates {
+				featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, gate, on)
+			}
 			job := newOptsJob().obj()
-			if diff := cmp.Diff(tc.want, jobValidationOptions(job, tc.old)); diff != "" {
+			// The pod template options are core's, from the templates; the
+			// cases pin what the Job strategy decides on top of them.
+			want := tc.want
+			var oldTemplate *core.PodTemplateSpec
+			if tc.old != nil {
+				oldTemplate = internalTemplateOrNil(&tc.old.Spec.Template)
+			}
+			want.PodValidationOptions = pod.GetValidationOptionsFromPodTemplate(internalTemplateOrNil(&job.Spec.Template), oldTemplate)
+			want.AllowInvalidLabelValueInSelector = tc.want.AllowInvalidLabelValueInSelector
+			if diff := cmp.Diff(want, jobValidationOptions(job, tc.old)); diff != "" {
 				t.Errorf("unexpected options (-want,+got):\n%s", diff)
 			}
 		})

@@ -1,0 +1,79 @@
+package job
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
+	"k8s.io/utils/ptr"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+)
+
+// emptyDirMode gives the Job an emptyDir volume, with a mode when mode is not
+// nil. emptyDir.mode is behind EmptyDirVolumeMode, alpha and off in 1.37.
+func emptyDirMode(mode *int32) func(*batch.Job) {
+	return func(j *batch.Job) {
+		j.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Mode: mode}}}}
+	}
+}
+
+// TestStrategyDropsDisabledTemplateFields checks that create and update drop
+// the template fields of a disabled feature, as kube-apiserver's Job strategy
+// does with DropDisabledTemplateFields: unless the gate is on, or, on update,
+// the stored template already uses the field.
+func TestStrategyDropsDisabledTemplateFields(t *testing.T) {
+	cases := map[string]struct {
+		gateOn bool
+		old    *batch.Job // nil on create
+		job    *batch.Job
+		want   *batch.Job
+	}{
+		"create drops a disabled field": {
+			job:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
+			want: testJob("j").Do(emptyDirMode(nil)).Obj(),
+		},
+		"create keeps an enabled field": {
+			gateOn: true,
+			job:    testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
+			want:   testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
+		},
+		"update drops a disabled field the stored Job does not use": {
+			old:  testJob("j").Do(emptyDirMode(nil)).Obj(),
+			job:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
+			want: testJob("j").Do(emptyDirMode(nil)).Obj(),
+		},
+		"update keeps a disabled field the stored Job uses": {
+			old:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o755))).Obj(),
+			job:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
+			want: testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
+		},
+		"a template without disabled fields is left as it is": {
+			job:  testJob("j").Do(emptyDirMode(nil)).Obj(),
+			want: testJob("j").Do(emptyDirMode(nil)).Obj(),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, kubefeatures.EmptyDirVolumeMode, tc.gateOn)
+			strategy := NewStrategy(testScheme())
+			var old *batch.Job
+			if tc.old == nil {
+				strategy.PrepareForCreate(context.Background(), tc.job)
+			} else {
+				old = tc.old.DeepCopy()
+				strategy.PrepareForUpdate(context.Background(), tc.job, tc.old)
+				if diff := cmp.Diff(old, tc.old); diff != "" {
+					t.Errorf("PrepareForUpdate changed the stored Job (-before,+after):\n%s", diff)
+				}
+			}
+			if diff := cmp.Diff(tc.want.Spec.Template, tc.job.Spec.Template); diff != "" {
+				t.Errorf("template (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -19,6 +19,13 @@
 #
 #   hack/render-apiservice.sh [CA] [APISERVICE_YAML] | kubectl apply -f -
 #
+# or, with --kustomize, the JSON patch that sets that caBundle in both
+# APIServices, which the kustomize base artifacts/deploy/kustomization.yaml
+# applies from apiservice-cabundle.json:
+#
+#   hack/render-apiservice.sh --kustomize [CA] > artifacts/deploy/apiservice-cabundle.json
+#   kubectl apply -k artifacts/deploy
+#
 # CA is a PEM file or a directory holding ca.crt (default _output/certs, as
 # written by hack/gen-certs.sh). APISERVICE_YAML defaults to the repository's
 # artifacts/deploy/apiservice.yaml. Nothing is written to disk.
@@ -27,6 +34,11 @@ set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
+KUSTOMIZE=false
+if [[ "${1:-}" == "--kustomize" ]]; then
+    KUSTOMIZE=true
+    shift
+fi
 CA="${1:-_output/certs}"
 TEMPLATE="${2:-${REPO_ROOT}/artifacts/deploy/apiservice.yaml}"
 PLACEHOLDER='${CA_BUNDLE}'
@@ -47,6 +59,13 @@ grep -qF "${PLACEHOLDER}" "${TEMPLATE}" || die "${TEMPLATE} has no ${PLACEHOLDER
 
 # openssl base64 -A: one line, the same on Linux and macOS (unlike base64 -w0).
 CA_BUNDLE="$(openssl base64 -A -in "${CA}")"
+
+if [[ "${KUSTOMIZE}" == "true" ]]; then
+    # Base64 needs no JSON escaping. "replace" (not "add"): it fails loudly
+    # should the base ever lose the placeholder field.
+    printf '[{"op": "replace", "path": "/spec/caBundle", "value": "%s"}]\n' "${CA_BUNDLE}"
+    exit 0
+fi
 
 # Plain string replacement (no regular expressions): base64 has '/' and '+'.
 while IFS= read -r line || [[ -n "${line}" ]]; do

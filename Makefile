@@ -8,12 +8,20 @@ GO         ?= go
 GOFLAGS    ?=
 # -X flags stamping k8s.io/component-base/version (git version, commit, tree
 # state, commit date), as Kubernetes stamps its components.
-VERSION_LDFLAGS = $(shell bash hack/version.sh --ldflags)
+# Evaluated once per make run (:=), so that the binary and the image's labels
+# name the same commit even when the tree changes in between.
+VERSION_LDFLAGS := $(shell bash hack/version.sh --ldflags)
+GIT_VERSION     := $(shell bash hack/version.sh --version)
+GIT_COMMIT      := $(shell bash hack/version.sh --commit)
+SOURCE_EPOCH    := $(shell bash hack/version.sh --epoch)
 # A static (no libc), path-independent, stamped binary: the same commit
 # builds the same bytes, and it runs in an image with nothing else in it.
 GO_BUILD_STATIC = CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w $(VERSION_LDFLAGS)"
 # The image: `make image` writes $(IMAGE_TAR), loadable with docker/podman load.
 IMAGE_NAME ?= batch-apiserver
+# The tag docker load gives it: the git version (IMAGE_TAG=v0.1.0 names a
+# development build as artifacts/deploy/deployment.yaml does, e.g. for kind).
+IMAGE_TAG  ?= $(subst +,_,$(GIT_VERSION))
 IMAGE_DIR   = _output/images
 IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
 # Packages of the unit tier: everything but the integration and e2e tiers.
@@ -30,9 +38,9 @@ image: build ## OCI image tarball of the binary (no daemon, no base image): _out
 	@mkdir -p $(IMAGE_DIR)
 	cd hack/image && GOWORK=off $(GO) run . \
 		--binary $(abspath $(BINARY)) --output $(abspath $(IMAGE_TAR)) \
-		--tag $(IMAGE_NAME):$$(bash ../version.sh --image-tag) \
-		--version $$(bash ../version.sh --version) --revision $$(bash ../version.sh --commit) \
-		--created $$(bash ../version.sh --epoch) --os linux --arch $$($(GO) env GOARCH)
+		--tag $(IMAGE_NAME):$(IMAGE_TAG) \
+		--version $(GIT_VERSION) --revision $(GIT_COMMIT) \
+		--created $(SOURCE_EPOCH) --os linux --arch $$($(GO) env GOARCH)
 
 run: build ## Run standalone on the embedded default (data in ./data, HTTPS on 127.0.0.1:8443).
 	$(BINARY) --data-dir data
@@ -75,4 +83,4 @@ verify: ## Fail when generated code, formatting or go.mod are stale.
 	bash hack/verify-codegen.sh
 
 clean:
-	rm -rf _output/bin/batch-apiserver
+	rm -rf _output/bin/batch-apiserver $(IMAGE_DIR)

@@ -1,0 +1,142 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	k8sbatchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	upstreambatch "k8s.io/kubernetes/pkg/apis/batch"
+	upstreambatchv1 "k8s.io/kubernetes/pkg/apis/batch/v1"
+	upstreamjob "k8s.io/kubernetes/pkg/registry/batch/job"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+)
+
+// The differential tests hand the same Job to our strategy and to
+// kube-apiserver's (k8s.io/kubernetes/pkg/registry/batch/job, which
+// validates with pkg/apis/batch/validation and the options it derives) and
+// compare the field errors by type and path.
+//
+// Our Job is upstream's with another group and another label prefix. The
+// label prefix is the one difference that needs care: our generated
+// selector and template labels are batch.jobs.dev/job-name and
+// batch.jobs.dev/controller-uid where upstream's are batch.kubernetes.io/...;
+// our validation requires ours, upstream's requires its own, and the
+// ratcheting of RequirePrefixedLabels looks at whether the stored template
+// has them. So the upstream copy gets every batch.jobs.dev/ key renamed to
+// batch.kubernetes.io/ (in the serialized form, so that selectors, labels and
+// anything else carrying the prefix move together), and the paths of
+// upstream's errors get the prefix renamed back before comparison. Both
+// prefixes are valid label-key prefixes well below the length limits, so
+// the renaming changes no other rule's outcome.
+
+const (
+	ourPrefix      = batch.GroupName + "/"
+	upstreamPrefix = "batch.kubernetes.io/"
+)
+
+var (
+	ourScheme      = testScheme()
+	upstreamScheme = func() *runtime.Scheme {
+		s := runtime.NewScheme()
+		utilruntime.Must(upstreambatch.AddToScheme(s))
+		utilruntime.Must(upstreambatchv1.AddToScheme(s))
+		return s
+	}()
+)
+
+// decodedPair serializes job as our batch.jobs.dev/v1 and decodes that into
+// both servers' internal Jobs the way each decodes a request: our v1 defaulted
+// and converted by our scheme, and the same JSON (prefix renamed) as
+// k8s.io/api batch/v1 defaulted and converted by upstream's.
+func decodedPair(t testing.TB, job *batch.Job) (*batch.Job, *upstreambatch.Job) {
+	t.Helper()
+	external := &batchv1.Job{}
+	if err := ourScheme.Convert(job, external, nil); err != nil {
+		t.Fatalf("converting to v1: %v", err)
+	}
+	data, err := json.Marshal(external)
+	if err != nil {
+		t.Fatalf("encoding: %v", err)
+	}
+
+	oursV1 := &batchv1.Job{}
+	if err := json.Unmarshal(data, oursV1); err != nil {
+		t.Fatalf("decoding ours: %v", err)
+	}
+	ourScheme.Default(oursV1)
+	ours := &batch.Job{}
+	if err := ourScheme.Convert(oursV1, ours, nil); err != nil {
+		t.Fatalf("converting ours to internal: %v", err)
+	}
+
+	upstreamV1 := &k8sbatchv1.Job{}
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(data), ourPrefix, upstreamPrefix)), upstreamV1); err != nil {
+		t.Fatalf("decoding upstream: %v", err)
+	}
+	upstreamScheme.Default(upstreamV1)
+	upstream := &upstreambatch.Job{}
+	if err := upstreamScheme.Convert(upstreamV1, upstream, nil); err != nil {
+		t.Fatalf("converting upstream to internal: %v", err)
+	}
+	return ours, upstream
+}
+
+// createErrors runs a create through both strategies.
+func createErrors(ours *batch.Job, upstream *upstreambatch.Job) (field.ErrorList, field.ErrorList) {
+	ctx := context.Background()
+	strategy := NewStrategy(ourScheme)
+	strategy.PrepareForCreate(ctx, ours)
+	upstreamjob.Strategy.PrepareForCreate(ctx, upstream)
+	return strategy.Validate(ctx, ours), upstreamjob.Strategy.Validate(ctx, upstream)
+}
+
+// updateErrors runs a spec update through both strategies.
+func updateErrors(ours, oldOurs *batch.Job, upstream, oldUpstream *upstreambatch.Job) (field.ErrorList, field.ErrorList) {
+	ctx := context.Background()
+	strategy := NewStrategy(ourScheme)
+	strategy.PrepareForUpdate(ctx, ours, oldOurs)
+	upstreamjob.Strategy.PrepareForUpdate(ctx, upstream, oldUpstream)
+	return strategy.ValidateUpdate(ctx, ours, oldOurs), upstreamjob.Strategy.ValidateUpdate(ctx, upstream, oldUpstream)
+}
+
+// statusUpdateErrors runs a status update through both status strategies.
+func statusUpdateErrors(ours, oldOurs *batch.Job, upstream, oldUpstream *upstreambatch.Job) (field.ErrorList, field.ErrorList) {
+	ctx := context.Background()
+	strategy := NewStatusStrategy(NewStrategy(ourScheme))
+	strategy.PrepareForUpdate(ctx, ours, oldOurs)
+	upstreamjob.StatusStrategy.PrepareForUpdate(ctx, upstream, oldUpstream)
+	return strategy.ValidateUpdate(ctx, ours, oldOurs), upstreamjob.StatusStrategy.ValidateUpdate(ctx, upstream, oldUpstream)
+}
+
+// byTypeAndFieldMatcher is how the differential tests compare errors.
+var byTypeAndFieldMatcher = field.ErrorMatcher{}.ByType().ByField()
+
+// ourPaths renames the label prefix in the paths of upstream's errors back to ours.
+func ourPaths(errs field.ErrorList) field.ErrorList {
+	out := make(field.ErrorList, 0, len(errs))
+	for _, e := range errs {
+		c := *e
+		c.Field = strings.ReplaceAll(c.Field, upstreamPrefix, ourPrefix)
+		out = append(out, &c)
+	}
+	return out
+}
+
+// rendered renders errors by type and field, sorted, for a whole-list diff
+// that keeps duplicates.
+func rendered(errs field.ErrorList) []string {
+	out := make([]string, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, byTypeAndFieldMatcher.Render(e))
+	}
+	sort.Strings(out)
+	return out
+}

@@ -228,9 +228,13 @@ func TestInvalidTemplates(t *testing.T) {
 		"init container named as a container": {job: spec(func(s *corev1.PodSpec) { s.InitContainers = []corev1.Container{defaultedContainer("main")} }),
 			want: field.ErrorList{fe(duplicate, podSpec+".initContainers[0].name")}},
 		// Host aliases.
-		"host alias with an invalid IP": {job: spec(func(s *corev1.PodSpec) { s.HostAliases = []corev1.HostAlias{{IP: "999.1.1.1", Hostnames: []string{"a"}}} }),
+		"host alias with an invalid IP": {job: spec(func(s *corev1.PodSpec) {
+			s.HostAliases = []corev1.HostAlias{{IP: "999.1.1.1", Hostnames: []string{"a"}}}
+		}),
 			want: field.ErrorList{fe(invalid, podSpec+".hostAliases[0].ip")}},
-		"host alias with an invalid hostname": {job: spec(func(s *corev1.PodSpec) { s.HostAliases = []corev1.HostAlias{{IP: "10.0.0.1", Hostnames: []string{"Not_A_Host"}}} }),
+		"host alias with an invalid hostname": {job: spec(func(s *corev1.PodSpec) {
+			s.HostAliases = []corev1.HostAlias{{IP: "10.0.0.1", Hostnames: []string{"Not_A_Host"}}}
+		}),
 			want: field.ErrorList{fe(invalid, podSpec+".hostAliases[0].hostnames[0]")}},
 		// Sysctls.
 		"invalid sysctl name": {job: spec(func(s *corev1.PodSpec) { s.SecurityContext.Sysctls = []corev1.Sysctl{{Name: "-bad", Value: "1"}} }),
@@ -252,11 +256,16 @@ func TestInvalidTemplates(t *testing.T) {
 			want: field.ErrorList{fe(invalid, podSpec+".activeDeadlineSeconds")}},
 		"invalid hostname": {job: spec(func(s *corev1.PodSpec) { s.Hostname = "Not_A_Label" }),
 			want: field.ErrorList{fe(invalid, podSpec+".hostname")}},
-		"invalid service account name": {job: spec(func(s *corev1.PodSpec) { s.ServiceAccountName = "Not_A_Name"; s.DeprecatedServiceAccount = "Not_A_Name" }),
+		"invalid service account name": {job: spec(func(s *corev1.PodSpec) {
+			s.ServiceAccountName = "Not_A_Name"
+			s.DeprecatedServiceAccount = "Not_A_Name"
+		}),
 			want: field.ErrorList{fe(invalid, podSpec+".serviceAccountName")}},
 		"unsupported OS": {job: spec(func(s *corev1.PodSpec) { s.OS = &corev1.PodOS{Name: "plan9"} }),
 			want: field.ErrorList{fe(notSupported, podSpec+".os")}},
-		"duplicate scheduling gates": {job: spec(func(s *corev1.PodSpec) { s.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/a"}, {Name: "example.com/a"}} }),
+		"duplicate scheduling gates": {job: spec(func(s *corev1.PodSpec) {
+			s.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/a"}, {Name: "example.com/a"}}
+		}),
 			want: field.ErrorList{fe(duplicate, podSpec+".schedulingGates[1]")}},
 		// Upstream's path is spec.template.labels; the Job's own labels,
 		// defaulted from the template's, are refused too.

@@ -280,7 +280,10 @@ func TestInvalidTemplates(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ours, upstream := decodedPair(t, tc.job)
-			gotOurs, gotUpstream := createErrors(ours, upstream)
+			gotOurs, gotUpstream, err := createErrors(ours, upstream)
+			if err != nil {
+				t.Fatal(err)
+			}
 			t.Run("ours", func(t *testing.T) { byTypeAndFieldMatcher.Test(t, tc.want, gotOurs) })
 			t.Run("kube-apiserver", func(t *testing.T) { byTypeAndFieldMatcher.Test(t, tc.want, ourPaths(gotUpstream)) })
 		})

@@ -27,7 +27,7 @@ IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
 # Packages of the unit tier: everything but the integration and e2e tiers.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e)
 
-.PHONY: all build image run test test-image test-unit test-integration test-e2e e2e-bins bench lint update verify clean
+.PHONY: all build image run test test-image test-unit test-integration test-e2e e2e-bins bench bench-controller lint update verify clean
 
 all: build
 
@@ -65,6 +65,9 @@ test-e2e: build e2e-bins ## kube-apiserver + kube-controller-manager + kubectl v
 	BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
 		$(GO) test -count=1 -v -timeout 20m ./test/e2e/...
 
+bench-controller: build e2e-bins ## 500 one-Pod Jobs under kube-controller-manager's job controller and ours: wall time and CPU seconds (E2E_BENCH_JOBS=N for another count).
+	E2E_BENCH=1 BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
+		$(GO) test -count=1 -v -timeout 40m -run '^TestControllerBenchmark$$' ./test/e2e/
 
 bench: ## Benchmarks (validation; server load generator when present).
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

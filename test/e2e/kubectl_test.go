@@ -192,6 +192,11 @@ func stepWatch(t *testing.T, k framework.Kubectl) {
 	}
 }
 
+// testExternalController is the spec.managedBy of the Jobs whose status
+// the tests write by hand, as an external controller would: neither Job
+// controller of the cluster touches them.
+const testExternalController = "example.com/e2e-status-writer"
+
 // condition is a Job condition as an external controller writes it.
 func condition(typ string, at time.Time) map[string]any {
 	ts := at.UTC().Format(time.RFC3339)
@@ -214,8 +219,10 @@ func statusPatch(t testing.TB, status map[string]any) string {
 // as an external controller would, in a legal order, and checks what reads
 // it: the table, the status.successful field selector and kubectl wait.
 func stepStatusAndWait(t *testing.T, k framework.Kubectl) {
-	k.MustRunStdin(t, jobYAML("done", map[string]string{"kind": "status"}), "create", "-f", "-")
-	k.MustRunStdin(t, jobYAML("pending", map[string]string{"kind": "status"}), "create", "-f", "-")
+	// Managed by that external controller, so that the embedded one leaves
+	// their status to the test.
+	k.MustRunStdin(t, jobYAML("done", map[string]string{"kind": "status"}, "managedBy: "+testExternalController), "create", "-f", "-")
+	k.MustRunStdin(t, jobYAML("pending", map[string]string{"kind": "status"}, "managedBy: "+testExternalController), "create", "-f", "-")
 	start := time.Now().Add(-2 * time.Minute).Truncate(time.Second)
 	end := start.Add(time.Minute)
 
@@ -369,7 +376,9 @@ func stepDeleteNamespace(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
-		return res.ExitCode != 0 && strings.Contains(res.Stderr, "NotFound"), res.Combined()
+		// What is left in it, should it hang.
+		left, _ := admin.Run("get", "pods,jobs.batch.jobs.dev,events", "-n", ns, "-o", "custom-columns=KIND:.kind,NAME:.metadata.name,FINALIZERS:.metadata.finalizers,DELETED:.metadata.deletionTimestamp")
+		return res.ExitCode != 0 && strings.Contains(res.Stderr, "NotFound"), res.Combined() + "\nleft in the namespace:\n" + left.Combined()
 	})
 	// A namespace of the same name starts empty.
 	k = createNamespace(t, ns)

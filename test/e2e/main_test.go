@@ -31,8 +31,21 @@ func TestMain(m *testing.M) {
 	os.Exit(testMain(m))
 }
 
+// defaultParallel is how many parallel tests run at once when -parallel is
+// not given. The controller tests mostly wait for the controllers, so more
+// of them than GOMAXPROCS (go test's default) can run on 2 cores.
+const defaultParallel = "8"
+
 func testMain(m *testing.M) int {
 	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		if err := flag.Set("test.parallel", defaultParallel); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+			return 1
+		}
+	}
 	begin := time.Now()
 	dir, err := os.MkdirTemp("", "batch-apiserver-e2e-")
 	if err != nil {

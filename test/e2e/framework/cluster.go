@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -112,6 +113,19 @@ type Cluster struct {
 
 	// Phases are the steps of Start and how long each took.
 	Phases []Phase
+
+	// BatchAPIServer is the batch-apiserver process the APIServices point
+	// at; KillProcess and RestartBatchAPIServer replace it.
+	BatchAPIServer *Process
+	// KubeControllerManager is the kube-controller-manager process.
+	KubeControllerManager *Process
+	// BatchFlags are the flags the batch-apiserver binary knows (from its
+	// --help), so that the harness turns on only what the binary has.
+	BatchFlags map[string]bool
+
+	// batchKubeconfig is the host kubeconfig of batch-apiserver's
+	// ServiceAccount.
+	batchKubeconfig string
 
 	etcd  *embeddedetcd.Server
 	procs []*Process
@@ -433,8 +447,14 @@ func (c *Cluster) applyArtifacts(ctx context.Context) error {
 }
 
 func (c *Cluster) startBatchAPIServer(ctx context.Context) error {
+	flags, err := binaryFlags(c.Bins.BatchAPIServer)
+	if err != nil {
+		return err
+	}
+	c.BatchFlags = flags
 	// batch-apiserver talks to the host as its ServiceAccount, so that the
-	// RBAC of artifacts/deploy is what lets it work.
+	// RBAC of artifacts/deploy is what lets it work (the Job controller's
+	// Pods, Events and Lease included).
 	res, err := c.Kubectl().Run("create", "token", ServiceAccountName, "-n", Namespace, "--duration=24h")
 	if err != nil {
 		return err
@@ -442,29 +462,193 @@ func (c *Cluster) startBatchAPIServer(ctx context.Context) error {
 	if res.ExitCode != 0 {
 		return fmt.Errorf("creating a token for %s/%s: %s", Namespace, ServiceAccountName, res.Combined())
 	}
-	saKubeconfig := filepath.Join(c.Dir, "batch-apiserver-sa.kubeconfig")
-	if err := c.writeHostKubeconfig(saKubeconfig, clientcmdapi.AuthInfo{Token: strings.TrimSpace(res.Stdout)}); err != nil {
+	c.batchKubeconfig = filepath.Join(c.Dir, "batch-apiserver-sa.kubeconfig")
+	if err := c.writeHostKubeconfig(c.batchKubeconfig, clientcmdapi.AuthInfo{Token: strings.TrimSpace(res.Stdout)}); err != nil {
 		return err
 	}
-	p, err := c.start("batch-apiserver", c.Bins.BatchAPIServer,
-		"--etcd-servers="+strings.Join(c.EtcdEndpoints, ","),
-		"--etcd-prefix="+EtcdPrefix,
-		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(c.BatchPort),
-		"--tls-cert-file="+c.pki("batch-apiserver.crt"),
-		"--tls-private-key-file="+c.pki("batch-apiserver.key"),
-		"--authentication-kubeconfig="+saKubeconfig,
-		"--authorization-kubeconfig="+saKubeconfig,
-		"--kubeconfig="+saKubeconfig,
-		"--cert-dir="+filepath.Join(c.Dir, "batch-apiserver"),
-	)
+	p, err := c.startBatchProcess(ctx, "batch-apiserver", c.BatchPort)
 	if err != nil {
 		return err
 	}
-	// /readyz is open to anonymous requests in aggregated mode.
-	cfg := &rest.Config{Host: c.BatchURL, TLSClientConfig: rest.TLSClientConfig{CAData: c.BatchCA.CertPEM}}
-	return c.waitHealthy(ctx, p, cfg, c.BatchURL+"/readyz", 2*time.Minute)
+	c.BatchAPIServer = p
+	return nil
 }
+
+// Leader election timing of the embedded Job controller. Shorter than the
+// defaults (15s/10s/2s) so that a killed leader is replaced within seconds,
+// long enough that a busy 2-core machine does not make the leader miss a
+// renewal.
+const (
+	leaseDuration = "8s"
+	renewDeadline = "6s"
+	retryPeriod   = "1s"
+)
+
+// EnvBatchControllers overrides batch-apiserver's --controllers ("*").
+const EnvBatchControllers = "E2E_BATCH_CONTROLLERS"
+
+// batchControllerArgs are the Job controller flags the binary supports:
+// the controller on, in leader election with short timings. A binary
+// without these flags runs with its defaults.
+func (c *Cluster) batchControllerArgs() []string {
+	want := []struct{ flag, value string }{
+		{"controllers", "*"},
+		{"leader-elect", "true"},
+		{"leader-elect-lease-duration", leaseDuration},
+		{"leader-elect-renew-deadline", renewDeadline},
+		{"leader-elect-retry-period", retryPeriod},
+	}
+	// E2E_BATCH_CONTROLLERS=-job runs the package with our controller off,
+	// to tell a controller problem from a server one.
+	if v := os.Getenv(EnvBatchControllers); v != "" {
+		want[0].value = v
+	}
+	var args []string
+	for _, w := range want {
+		if c.BatchFlags[w.flag] {
+			args = append(args, "--"+w.flag+"="+w.value)
+		}
+	}
+	return args
+}
+
+// ControllerFlagsMissing returns the Job controller flags the
+// batch-apiserver binary does not have yet; the controller tests skip
+// while it is not empty.
+func (c *Cluster) ControllerFlagsMissing() []string {
+	var missing []string
+	for _, f := range []string{"controllers", "concurrent-job-syncs", "leader-elect", "leader-elect-lease-duration"} {
+		if !c.BatchFlags[f] {
+			missing = append(missing, "--"+f)
+		}
+	}
+	return missing
+}
+
+// startBatchProcess starts one batch-apiserver on port, with the
+// controller (it has a host cluster through --kubeconfig) and
+// POD_NAMESPACE for its Lease, and waits until it is ready. Every replica
+// shares the host etcd, the serving certificate and the identity.
+func (c *Cluster) startBatchProcess(ctx context.Context, name string, port int) (*Process, error) {
+	args := []string{
+		"--etcd-servers=" + strings.Join(c.EtcdEndpoints, ","),
+		"--etcd-prefix=" + EtcdPrefix,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--tls-cert-file=" + c.pki("batch-apiserver.crt"),
+		"--tls-private-key-file=" + c.pki("batch-apiserver.key"),
+		"--authentication-kubeconfig=" + c.batchKubeconfig,
+		"--authorization-kubeconfig=" + c.batchKubeconfig,
+		"--kubeconfig=" + c.batchKubeconfig,
+		"--cert-dir=" + filepath.Join(c.Dir, name),
+	}
+	args = append(args, c.batchControllerArgs()...)
+	p, err := StartProcessEnv(c.LogDir, name, c.Bins.BatchAPIServer, []string{"POD_NAMESPACE=" + Namespace}, args...)
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, p)
+	// /readyz is open to anonymous requests in aggregated mode.
+	url := "https://127.0.0.1:" + strconv.Itoa(port)
+	cfg := &rest.Config{Host: url, TLSClientConfig: rest.TLSClientConfig{CAData: c.BatchCA.CertPEM}}
+	if err := c.waitHealthy(ctx, p, cfg, url+"/readyz", 2*time.Minute); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// BatchReplica is a further batch-apiserver on the same etcd, not behind
+// the APIServices: a second replica for the leader-election tests.
+type BatchReplica struct {
+	*Process
+	// URL is the replica's own address.
+	URL string
+	// Config is a rest config of the replica as the admin user (a client
+	// certificate of the cluster CA, which its delegated authentication
+	// trusts).
+	Config *rest.Config
+}
+
+// StartBatchReplica starts another batch-apiserver named name (its log is
+// <LogDir>/<name>.log) and waits until it is ready. Stop stops it with the
+// rest; KillProcess ends it early.
+func (c *Cluster) StartBatchReplica(ctx context.Context, name string) (*BatchReplica, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.startBatchProcess(ctx, name, port)
+	if err != nil {
+		return nil, err
+	}
+	url := "https://127.0.0.1:" + strconv.Itoa(port)
+	return &BatchReplica{Process: p, URL: url, Config: c.adminConfigFor(url)}, nil
+}
+
+// BatchAdminConfig is a rest config that talks straight to the batch-apiserver
+// the APIServices point at, as the admin user.
+func (c *Cluster) BatchAdminConfig() *rest.Config { return c.adminConfigFor(c.BatchURL) }
+
+func (c *Cluster) adminConfigFor(url string) *rest.Config {
+	return &rest.Config{Host: url, TLSClientConfig: rest.TLSClientConfig{
+		CAData:   c.BatchCA.CertPEM,
+		CertFile: c.pki("e2e-admin.crt"),
+		KeyFile:  c.pki("e2e-admin.key"),
+	}}
+}
+
+// KillProcess ends p with SIGKILL and forgets it, so that Healthy does
+// not report it as a crash.
+func (c *Cluster) KillProcess(p *Process) {
+	p.Kill()
+	c.forget(p)
+}
+
+func (c *Cluster) forget(p *Process) {
+	for i, q := range c.procs {
+		if q == p {
+			c.procs = append(c.procs[:i], c.procs[i+1:]...)
+			return
+		}
+	}
+}
+
+// StopProcess stops p gracefully (SIGTERM: a leader releases its Lease)
+// and forgets it.
+func (c *Cluster) StopProcess(p *Process) {
+	p.Stop()
+	c.forget(p)
+}
+
+// RestartBatchAPIServer starts the batch-apiserver behind the APIServices
+// again on its port (after KillProcess) and waits until the APIServices are
+// Available again.
+func (c *Cluster) RestartBatchAPIServer(ctx context.Context) error {
+	p, err := c.startBatchProcess(ctx, "batch-apiserver", c.BatchPort)
+	if err != nil {
+		return err
+	}
+	c.BatchAPIServer = p
+	return c.waitAPIServicesAvailable(ctx)
+}
+
+// binaryFlags returns the long flags bin --help lists.
+func binaryFlags(bin string) (map[string]bool, error) {
+	res, err := run(time.Minute, nil, bin, "--help")
+	if err != nil {
+		return nil, err
+	}
+	flags := map[string]bool{}
+	for _, m := range flagRE.FindAllStringSubmatch(res.Stdout+res.Stderr, -1) {
+		flags[m[1]] = true
+	}
+	if len(flags) == 0 {
+		return nil, fmt.Errorf("%s --help lists no flags: %s", bin, res.Combined())
+	}
+	return flags, nil
+}
+
+var flagRE = regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z0-9][a-z0-9-]*)`)
 
 // registerAPIServices applies artifacts/deploy/apiservice.yaml with the
 // real caBundle and port and waits until every APIService is Available.
@@ -484,8 +668,13 @@ func (c *Cluster) registerAPIServices(ctx context.Context) error {
 	if res.ExitCode != 0 {
 		return fmt.Errorf("applying %s: %s", APIServiceFile, res.Combined())
 	}
+	return c.waitAPIServicesAvailable(ctx)
+}
+
+// waitAPIServicesAvailable waits until every APIService is Available.
+func (c *Cluster) waitAPIServicesAvailable(ctx context.Context) error {
 	var last string
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if err := c.Healthy(); err != nil {
 			return false, err
 		}
@@ -590,12 +779,18 @@ func (c *Cluster) startKubeControllerManager(ctx context.Context) error {
 		// namespace its default ServiceAccount (Pods need it) and the
 		// controllers their credentials; the aggregation controller
 		// merges the aggregate-to-* ClusterRoles into admin/edit/view.
-		// The job controller stays off: it knows only batch/v1.
-		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,clusterrole-aggregation-controller",
+		// The job and ttl-after-finished controllers run batch/v1 Jobs,
+		// the reference the controller tests compare ours with. The pod
+		// garbage collector does what it does on any cluster for Pods no
+		// node will ever run: it marks a deleted unscheduled Pod Failed
+		// and removes it, so that a Job with a podFailurePolicy (whose
+		// controller waits for deleted Pods to be terminal) lets go of it.
+		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,clusterrole-aggregation-controller,job-controller,ttl-after-finished-controller,pod-garbage-collector-controller",
 	)
 	if err != nil {
 		return err
 	}
+	c.KubeControllerManager = p
 	// kube-controller-manager's certificate is self-signed in --cert-dir;
 	// only its health matters here.
 	cfg := &rest.Config{Host: "https://127.0.0.1:" + strconv.Itoa(port), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}

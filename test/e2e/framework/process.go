@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -33,6 +34,12 @@ type Process struct {
 // if the test process dies first (a panic, a -timeout, a signal), so a
 // crashed test run leaves nothing behind.
 func StartProcess(logDir, name, bin string, args ...string) (*Process, error) {
+	return StartProcessEnv(logDir, name, bin, nil, args...)
+}
+
+// StartProcessEnv is StartProcess with extra environment variables
+// ("KEY=value") on top of the test's own environment.
+func StartProcessEnv(logDir, name, bin string, env []string, args ...string) (*Process, error) {
 	logFile := filepath.Join(logDir, name+".log")
 	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -40,6 +47,9 @@ func StartProcess(logDir, name, bin string, args ...string) (*Process, error) {
 	}
 	fmt.Fprintf(f, "+ %s %s\n", bin, strings.Join(args, " "))
 	cmd := exec.Command(bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = f
 	cmd.Stderr = f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -88,6 +98,54 @@ func (p *Process) Stop() {
 		<-p.done
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// Kill sends SIGKILL to the process group, as a crash or an evicted node
+// would end it (no graceful shutdown, no lease release), and waits for the
+// process to exit.
+func (p *Process) Kill() {
+	_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
+	<-p.done
+}
+
+// clockTicksPerSecond is USER_HZ, the unit of the times in /proc/<pid>/stat;
+// the kernel reports them in 1/100 s on every architecture Linux exports
+// to user space, whatever CONFIG_HZ is.
+const clockTicksPerSecond = 100
+
+// CPUSeconds returns the user plus system CPU time the process has used so
+// far (its own threads, not its children), from /proc/<pid>/stat.
+func (p *Process) CPUSeconds() (float64, error) {
+	return ProcessCPUSeconds(p.PID())
+}
+
+// ProcessCPUSeconds returns utime+stime of pid in seconds.
+func ProcessCPUSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU time of pid %d: %w", pid, err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces;
+	// the fields after its closing parenthesis start at field 3 (state).
+	s := string(data)
+	end := strings.LastIndexByte(s, ')')
+	if end < 0 {
+		return 0, fmt.Errorf("parsing /proc/%d/stat: no command name in %q", pid, s)
+	}
+	fields := strings.Fields(s[end+1:])
+	// utime and stime are fields 14 and 15, so 11 and 12 after field 3.
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("parsing /proc/%d/stat: %d fields after the command name", pid, len(fields))
+	}
+	var ticks float64
+	for _, f := range fields[11:13] {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing /proc/%d/stat: %w", pid, err)
+		}
+		ticks += float64(v)
+	}
+	return ticks / clockTicksPerSecond, nil
 }
 
 // Tail returns the last n lines of a file, or a note why it cannot.

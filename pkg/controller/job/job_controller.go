@@ -124,6 +124,9 @@ type Controller struct {
 	// externallyManaged holds the UIDs of Jobs of other controllers already
 	// counted and announced with an ExternallyManaged Event.
 	externallyManaged sync.Map
+	// namespaceTerminating holds the UIDs of Jobs whose Pod creation was
+	// refused because their namespace is being deleted.
+	namespaceTerminating sync.Map
 }
 
 // NewController returns a Job controller reading Jobs through jobInformer and
@@ -509,6 +512,7 @@ func (jm *Controller) deleteJob(logger klog.Logger, obj interface{}) {
 	}
 	jm.enqueueSyncJobImmediately(logger, job)
 	jm.finishedJobExpectations.Delete(job.UID)
+	jm.namespaceTerminating.Delete(job.UID)
 	jm.enqueueLabelSelector(job)
 	key := jobKey(job)
 	jm.expectations.deleteExpectations(logger, key)
@@ -887,6 +891,13 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (rErr error) {
 				}
 			}
 			jobCtx.podsWithDelayedDeletionPerIndex = getPodsWithDelayedDeletionPerIndex(logger, jobCtx)
+			if _, terminating := jm.namespaceTerminating.Load(job.UID); terminating {
+				// No replacement can be created in a namespace being
+				// deleted: keeping a failed Pod's finalizer for one would
+				// block the namespace's deletion forever (namespaces
+				// delete their Pods before anything else).
+				jobCtx.podsWithDelayedDeletionPerIndex = nil
+			}
 		}
 		if jobCtx.finishedCondition == nil {
 			if msg, met := matchSuccessPolicy(logger, job.Spec.SuccessPolicy, *job.Spec.Completions, jobCtx.succeededIndexes); met {
@@ -1546,7 +1557,11 @@ func (jm *Controller) manageJob(ctx context.Context, job *batchv1.Job, jobCtx *s
 				}
 				err := jm.podControl.createPods(ctx, job.Namespace, template, job, metav1.NewControllerRef(job, controllerKind), generateName)
 				if err != nil && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-					// Every further creation fails the same way; nothing to retry.
+					// Every further creation fails the same way; nothing to
+					// retry, but the Pods kept for replacements must go.
+					if _, seen := jm.namespaceTerminating.LoadOrStore(job.UID, struct{}{}); !seen {
+						jm.enqueueSyncJobBatched(logger, job)
+					}
 					return
 				}
 				if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -667,5 +668,32 @@ func TestPodOfHostJobIgnored(t *testing.T) {
 	}
 	if w := c.podWrites(); len(w) != 0 {
 		t.Errorf("pod writes on a host Job's pod: %v", w)
+	}
+}
+
+// TestNamespaceTerminatingReleasesDelayedPods: with backoffLimitPerIndex a
+// failed Pod keeps its finalizer until its replacement exists; when the
+// namespace is being deleted no replacement can be, so the finalizer must
+// go or the namespace never finishes deleting.
+func TestNamespaceTerminatingReleasesDelayedPods(t *testing.T) {
+	job := makeJob("j").Indexed(1).BackoffLimitPerIndex(2).StartTime(testNow.Add(-time.Hour)).Obj()
+	failed := makePod("a", job).Index(0).Phase(corev1.PodFailed).ExitCode("main", 1, testNow.Add(-time.Hour)).Obj()
+	c := newTestController(t, job, failed)
+	c.kube.PrependReactor("create", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		err := apierrors.NewForbidden(corev1.Resource("pods"), "", fmt.Errorf("unable to create new content in namespace ns because it is being terminated"))
+		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+		return true, nil, err
+	})
+	if err := c.sync(t, job); err != nil {
+		t.Fatalf("first sync: %v", err)
+	}
+	if diff := cmp.Diff([]string{"create j-0-"}, c.podWrites()); diff != "" {
+		t.Errorf("first sync pod writes (-want +got): the failed Pod waits for its replacement\n%s", diff)
+	}
+	if err := c.sync(t, job); err != nil {
+		t.Fatalf("second sync: %v", err)
+	}
+	if diff := cmp.Diff([]string{"create j-0-", "patch a"}, c.podWrites()); diff != "" {
+		t.Errorf("pod writes after the refusal (-want +got): the finalizer must be removed\n%s", diff)
 	}
 }

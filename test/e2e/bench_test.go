@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -95,7 +96,8 @@ func runBench(t *testing.T, ctl controllerUnderTest, proc *framework.Process, n 
 	defer func() { _, _ = cluster.Kubectl().Run("delete", "namespace", ns, "--wait=false") }()
 	cfg := fastConfig()
 	client := kubernetes.NewForConfigOrDie(cfg)
-	jobs := framework.Jobs{API: ctl.api, Client: cluster.Dynamic, Namespace: ns}
+	// Unthrottled, or the load generator and not the controller sets the pace.
+	jobs := framework.Jobs{API: ctl.api, Client: dynamic.NewForConfigOrDie(cfg), Namespace: ns}
 
 	// The kubelet: every new Pod of the namespace ends Succeeded.
 	stopKubelet := startBenchKubelet(ctx, t, client, ns)

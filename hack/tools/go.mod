@@ -1,7 +1,9 @@
 // Module for the binaries the e2e tests run against: kube-apiserver,
 // kube-controller-manager and kubectl built from k8s.io/kubernetes.
-// It is a separate module so that k8s.io/kubernetes never enters the main
-// module's dependency graph; nothing in the main module imports it.
+// It is a separate module so that the main module gets only the few
+// k8s.io/kubernetes packages it may import (the core pod-template packages,
+// guarded by test/imports) and never the commands; nothing in the main
+// module imports this one.
 // Build with hack/build-e2e-bins.sh.
 module github.com/batch-apiserver/batch-apiserver/hack/tools
 

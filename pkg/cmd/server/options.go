@@ -347,6 +347,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	applyShutdown(&config.GenericConfig.Config)
 	server, err := config.Complete().New()
 	if err != nil {
 		return err

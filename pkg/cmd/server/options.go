@@ -275,6 +275,8 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 
 	serverConfig := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
 	serverConfig.EffectiveVersion = compatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")
+	// Bad namespaces and watch resourceVersions get a 400, not the generic 500.
+	serverConfig.BuildHandlerChainFunc = apiserver.BuildHandlerChain
 
 	namer := openapinamer.NewDefinitionNamer(apiserver.Scheme)
 	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)

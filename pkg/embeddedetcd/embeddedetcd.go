@@ -166,7 +166,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	lockPath := filepath.Join(cfg.DataDir, lockFileName)
 	lock, err := fileutil.TryLockFile(lockPath, os.O_WRONLY|os.O_CREATE, 0o600)
 	if errors.Is(err, fileutil.ErrLocked) {
-		return nil, fmt.Errorf("starting embedded etcd in %s: %w", cfg.DataDir, ErrDataDirInUse)
+		// The caller says which directory it asked for; name the lock file so
+		// the message says what is held and by whom, and only once.
+		return nil, fmt.Errorf("%w by another process (%s is locked)", ErrDataDirInUse, lockPath)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", lockPath, err)

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -221,5 +222,10 @@ func TestSecondMemberOnSameDataDirFails(t *testing.T) {
 	}
 	if !errors.Is(err, embeddedetcd.ErrDataDirInUse) {
 		t.Fatalf("second Start on a data dir in use: error = %v, want ErrDataDirInUse", err)
+	}
+	// The message must say it once and name the lock that is held.
+	want := "etcd data directory is in use by another process (" + filepath.Join(cfg.DataDir, "embedded-etcd.lock") + " is locked)"
+	if diff := cmp.Diff(want, err.Error()); diff != "" {
+		t.Errorf("second Start error message (-want +got):\n%s", diff)
 	}
 }

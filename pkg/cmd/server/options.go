@@ -334,7 +334,9 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Config{DataDir: filepath.Join(o.DataDir, "etcd")})
 		if err != nil {
-			return fmt.Errorf("starting embedded etcd in %s: %w", o.DataDir, err)
+			// Start's errors already say what failed in which etcd directory;
+			// add only the flag the user can change.
+			return fmt.Errorf("--data-dir %s: %w", o.DataDir, err)
 		}
 		defer func() {
 			if err := etcd.Close(); err != nil {

@@ -9,8 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	apiserverfeatures "k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	baseversion "k8s.io/component-base/version"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
@@ -109,6 +111,16 @@ func (c CompletedConfig) New() (*Server, error) {
 
 	if err := genericServer.InstallAPIGroup(&apiGroupInfo); err != nil {
 		return nil, fmt.Errorf("installing API group %s: %w", batch.GroupName, err)
+	}
+	// /readyz stays failing until the watch cache of every installed
+	// resource is initialized, as kube-apiserver does with the same hook
+	// (WatchCacheInitializationPostStartHook, GA in 1.37). Without it the
+	// server reported ready while watches still got 429 "storage is
+	// (re)initializing".
+	if utilfeature.DefaultFeatureGate.Enabled(apiserverfeatures.WatchCacheInitializationPostStartHook) {
+		if err := genericServer.AddPostStartHook("storage-readiness", genericServer.StorageReadinessHook.Hook); err != nil {
+			return nil, fmt.Errorf("adding the storage-readiness hook: %w", err)
+		}
 	}
 	return &Server{GenericAPIServer: genericServer}, nil
 }

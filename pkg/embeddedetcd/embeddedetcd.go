@@ -16,8 +16,14 @@ limitations under the License.
 
 // Package embeddedetcd runs a single-member etcd inside the current process.
 // It backs the standalone run mode of batch-apiserver and the storage and
-// integration tests. The member listens on loopback addresses only and serves
-// plain HTTP, so it is never reachable from another host.
+// integration tests.
+//
+// By default the member serves its clients on a unix socket inside its data
+// directory, which is mode 0700, and has no peer listener at all: only the
+// user running the server can reach it, and nobody on the network can. A
+// loopback TCP client URL can be asked for (tests that let other processes,
+// such as a kube-apiserver, share the member do); it serves plain HTTP with
+// no authentication, so only such tests should use it.
 package embeddedetcd
 
 import (
@@ -65,6 +71,20 @@ const (
 	// maxPortAttempts bounds the retries when a port chosen for us is taken
 	// by another process between choosing it and etcd binding it.
 	maxPortAttempts = 5
+
+	// socketFileName is the unix socket the member serves clients on, in the
+	// data directory, when Config.ClientURL is empty.
+	socketFileName = "etcd.sock"
+
+	// maxSocketPathLength is the longest unix socket path bind accepts on
+	// Linux (sun_path is 108 bytes with the terminating NUL). Longer data
+	// directory paths get their socket in a private temporary directory.
+	maxSocketPathLength = 107
+
+	// MaxRequestBytes is the largest request the member accepts. etcd's
+	// default, 1.5 MiB, is below the API's 3 MiB request body limit, which
+	// made etcd, not the API, refuse large objects; this sits above it.
+	MaxRequestBytes = 4 << 20
 )
 
 // Config describes an embedded etcd member. The zero value is not usable:
@@ -77,14 +97,17 @@ type Config struct {
 	// ErrDataDirInUse otherwise.
 	DataDir string
 
-	// ClientURL is the URL etcd serves clients on, for example
-	// "http://127.0.0.1:2379". The host must be a loopback IP address and the
-	// scheme http. Empty means 127.0.0.1 on a free port.
+	// ClientURL is the URL etcd serves clients on. Empty means a unix socket
+	// in DataDir (see Endpoints), reachable only by the user running the
+	// member. "http://127.0.0.1:0" means loopback TCP on a free port, and
+	// "http://127.0.0.1:2379" that port: plain HTTP without authentication
+	// that every local user can reach, for tests that share the member with
+	// another process. The host must be a loopback IP address.
 	ClientURL string
 
 	// PeerURL is the URL etcd listens on for raft peers. A single member never
-	// talks to a peer, but etcd requires the listener. The same rules as for
-	// ClientURL apply. Empty means 127.0.0.1 on a free port.
+	// talks to a peer: empty means no peer listener at all. The same rules as
+	// for a TCP ClientURL apply.
 	PeerURL string
 
 	// Logger receives etcd's server logs. When nil, etcd logs JSON to stderr
@@ -109,6 +132,11 @@ type Config struct {
 	// memory map, which matters when many tests run an etcd each.
 	QuotaBackendBytes int64
 
+	// MaxRequestBytes is the largest request etcd accepts. Zero means
+	// MaxRequestBytes (the constant); tests set a smaller value to act as an
+	// external etcd with its own, smaller limit.
+	MaxRequestBytes uint
+
 	// UnsafeNoFsync disables fsync. It makes tests faster and loses data on a
 	// machine crash; never set it for data you want to keep.
 	UnsafeNoFsync bool
@@ -120,6 +148,7 @@ type Server struct {
 	lock      *fileutil.LockedFile
 	endpoints []string
 	closing   *atomic.Bool
+	socketDir string
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -142,6 +171,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		return nil, fmt.Errorf("%w: data directory is required", errInvalidConfig)
 	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: data directory %s: %w", errInvalidConfig, cfg.DataDir, err)
+	}
+	cfg.DataDir = dataDir
 	clientURL, err := parseLoopbackURL("client", cfg.ClientURL)
 	if err != nil {
 		return nil, err
@@ -161,6 +195,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating etcd data directory %s: %w", cfg.DataDir, err)
 	}
+	// MkdirAll leaves an existing directory's mode alone; the directory
+	// guards the socket and the data, so no one else may enter it.
+	if err := os.Chmod(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("restricting etcd data directory %s to its owner: %w", cfg.DataDir, err)
+	}
 	// etcd itself blocks forever, rather than failing, when another member
 	// holds the data directory.
 	lockPath := filepath.Join(cfg.DataDir, lockFileName)
@@ -174,15 +213,30 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("locking %s: %w", lockPath, err)
 	}
 
+	var socketDir string
+	if cfg.ClientURL == "" {
+		socketPath := filepath.Join(cfg.DataDir, socketFileName)
+		if len(socketPath) > maxSocketPathLength {
+			// A private directory of our own, as closed as the data dir.
+			if socketDir, err = os.MkdirTemp("", "batch-apiserver-etcd-"); err != nil {
+				lock.Close()
+				return nil, fmt.Errorf("creating a directory for the etcd socket: %w", err)
+			}
+			socketPath = filepath.Join(socketDir, socketFileName)
+		}
+		clientURL = &url.URL{Scheme: "unix", Path: socketPath}
+	}
 	e, err := startWithPorts(cfg, logger, clientURL, peerURL)
 	if err != nil {
 		lock.Close()
+		removeSocketDir(socketDir)
 		return nil, err
 	}
 	stop := func() {
 		closing.Store(true)
 		e.Close()
 		lock.Close()
+		removeSocketDir(socketDir)
 	}
 
 	timeout := cfg.StartTimeout
@@ -210,19 +264,38 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("waiting for embedded etcd in %s to become ready: %w", cfg.DataDir, ctx.Err())
 	}
 
-	s := &Server{etcd: e, lock: lock, closing: closing}
+	s := &Server{etcd: e, lock: lock, closing: closing, socketDir: socketDir}
 	for _, l := range e.Clients {
-		s.endpoints = append(s.endpoints, "http://"+l.Addr().String())
+		addr := l.Addr()
+		if addr.Network() != "unix" {
+			s.endpoints = append(s.endpoints, "http://"+addr.String())
+			continue
+		}
+		// The socket's mode follows the umask; the directory already keeps
+		// others out, and the socket itself says the same.
+		if err := os.Chmod(addr.String(), 0o600); err != nil {
+			stop()
+			return nil, fmt.Errorf("restricting etcd socket %s to its owner: %w", addr, err)
+		}
+		s.endpoints = append(s.endpoints, "unix://"+addr.String())
 	}
 	return s, nil
 }
 
-// startWithPorts starts etcd, choosing free ports for the URLs that are nil.
-// When it chose a port and another process took it before etcd could bind
-// it, it tries again with new ports.
+// removeSocketDir removes the private directory that held the socket, if
+// Start made one.
+func removeSocketDir(dir string) {
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// startWithPorts starts etcd, choosing a free port for a TCP client URL with
+// port 0. When it chose a port and another process took it before etcd could
+// bind it, it tries again with a new port.
 func startWithPorts(cfg Config, logger *zap.Logger, clientURL, peerURL *url.URL) (*embed.Etcd, error) {
-	if clientURL != nil && peerURL != nil {
-		e, err := embed.StartEtcd(embedConfig(cfg, logger, *clientURL, *peerURL))
+	if clientURL.Scheme == "unix" || clientURL.Port() != "0" {
+		e, err := embed.StartEtcd(embedConfig(cfg, logger, *clientURL, peerURL))
 		if err != nil {
 			return nil, fmt.Errorf("starting embedded etcd in %s: %w", cfg.DataDir, err)
 		}
@@ -233,19 +306,11 @@ func startWithPorts(cfg Config, logger *zap.Logger, clientURL, peerURL *url.URL)
 	defer autoPortMu.Unlock()
 	var lastErr error
 	for range maxPortAttempts {
-		c, p := clientURL, peerURL
-		var err error
-		if c == nil {
-			if c, err = freeLoopbackURL(); err != nil {
-				return nil, err
-			}
+		c, err := freeLoopbackURL(clientURL.Hostname())
+		if err != nil {
+			return nil, err
 		}
-		if p == nil {
-			if p, err = freeLoopbackURL(); err != nil {
-				return nil, err
-			}
-		}
-		e, err := embed.StartEtcd(embedConfig(cfg, logger, *c, *p))
+		e, err := embed.StartEtcd(embedConfig(cfg, logger, *c, peerURL))
 		if err == nil {
 			return e, nil
 		}
@@ -258,15 +323,25 @@ func startWithPorts(cfg Config, logger *zap.Logger, clientURL, peerURL *url.URL)
 }
 
 // embedConfig translates cfg into etcd's own configuration.
-func embedConfig(cfg Config, logger *zap.Logger, clientURL, peerURL url.URL) *embed.Config {
+func embedConfig(cfg Config, logger *zap.Logger, clientURL url.URL, peerURL *url.URL) *embed.Config {
 	ec := embed.NewConfig()
 	ec.Name = memberName
 	ec.Dir = cfg.DataDir
 	ec.ListenClientUrls = []url.URL{clientURL}
 	ec.AdvertiseClientUrls = []url.URL{clientURL}
-	ec.ListenPeerUrls = []url.URL{peerURL}
-	ec.AdvertisePeerUrls = []url.URL{peerURL}
+	// A single member never dials a peer nor is dialed by one: without a
+	// PeerURL it has no peer listener, and advertises etcd's default peer
+	// URL, which only names the member in its own cluster.
+	ec.ListenPeerUrls = nil
+	if peerURL != nil {
+		ec.ListenPeerUrls = []url.URL{*peerURL}
+		ec.AdvertisePeerUrls = []url.URL{*peerURL}
+	}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	ec.MaxRequestBytes = MaxRequestBytes
+	if cfg.MaxRequestBytes > 0 {
+		ec.MaxRequestBytes = cfg.MaxRequestBytes
+	}
 	ec.UnsafeNoFsync = cfg.UnsafeNoFsync
 	if cfg.SnapshotCount > 0 {
 		ec.SnapshotCount = cfg.SnapshotCount
@@ -322,7 +397,8 @@ func (f shutdownNoiseFilter) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) 
 }
 
 // parseLoopbackURL parses a client or peer URL. It returns nil for an empty
-// string, meaning "choose a free port".
+// string, which means a unix socket for the client and no listener for the
+// peer. Port 0 means a free port.
 func parseLoopbackURL(which, raw string) (*url.URL, error) {
 	if raw == "" {
 		return nil, nil
@@ -350,12 +426,12 @@ func parseLoopbackURL(which, raw string) (*url.URL, error) {
 	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
 }
 
-// freeLoopbackURL returns an http URL on 127.0.0.1 with a port that was free
-// a moment ago.
-func freeLoopbackURL() (*url.URL, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// freeLoopbackURL returns an http URL on host with a port that was free a
+// moment ago.
+func freeLoopbackURL(host string) (*url.URL, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
-		return nil, fmt.Errorf("finding a free port on 127.0.0.1: %w", err)
+		return nil, fmt.Errorf("finding a free port on %s: %w", host, err)
 	}
 	addr := l.Addr().String()
 	if err := l.Close(); err != nil {
@@ -365,7 +441,8 @@ func freeLoopbackURL() (*url.URL, error) {
 }
 
 // Endpoints returns the client URLs of the member, for clientv3.Config or
-// the API server's --etcd-servers.
+// the API server's --etcd-servers: unix:///<data-dir>/etcd.sock by default,
+// http://127.0.0.1:<port> for a TCP ClientURL.
 func (s *Server) Endpoints() []string {
 	return append([]string(nil), s.endpoints...)
 }
@@ -387,6 +464,7 @@ func (s *Server) Close() error {
 		if err := s.lock.Close(); err != nil {
 			s.closeErr = fmt.Errorf("unlocking etcd data directory: %w", err)
 		}
+		removeSocketDir(s.socketDir)
 	})
 	return s.closeErr
 }

@@ -88,7 +88,7 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func TestStartServesOnLoopback(t *testing.T) {
+func TestStartServesClients(t *testing.T) {
 	endpoints := etcdtest.Start(t)
 	if len(endpoints) != 1 {
 		t.Fatalf("Endpoints() = %v, want exactly one", endpoints)

@@ -233,7 +233,10 @@ func (c *Cluster) Artifact(rel string) string {
 
 func (c *Cluster) startEtcd(ctx context.Context) error {
 	etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Config{
-		DataDir:           filepath.Join(c.Dir, "etcd"),
+		DataDir: filepath.Join(c.Dir, "etcd"),
+		// kube-apiserver and the aggregated server, separate processes,
+		// share it as they would share a cluster's etcd: loopback TCP.
+		ClientURL:         "http://127.0.0.1:0",
 		SnapshotCount:     5000,
 		QuotaBackendBytes: 1 << 30,
 		UnsafeNoFsync:     true,

@@ -55,8 +55,18 @@ func StartServer(t testing.TB, opts ...Option) *TestServer {
 // hold the data of an earlier server.
 func StartServerOnDataDir(t testing.TB, dataDir string, opts ...Option) *TestServer {
 	t.Helper()
+	return StartServerWithEtcd(t, dataDir, nil, opts...)
+}
+
+// StartServerWithEtcd starts a server on dataDir whose etcd is configured by
+// etcdtest.TestConfig and then by changeEtcd, when it is not nil.
+func StartServerWithEtcd(t testing.TB, dataDir string, changeEtcd func(*embeddedetcd.Config), opts ...Option) *TestServer {
+	t.Helper()
 	etcdCfg := etcdtest.TestConfig(t)
 	etcdCfg.DataDir = filepath.Join(dataDir, "etcd")
+	if changeEtcd != nil {
+		changeEtcd(&etcdCfg)
+	}
 	etcd, err := embeddedetcd.Start(context.Background(), etcdCfg)
 	if err != nil {
 		t.Fatalf("starting etcd: %v", err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -37,6 +38,7 @@ type TestServer struct {
 	EtcdEndpoints []string
 
 	t       testing.TB
+	etcdCfg embeddedetcd.Config
 	etcd    *embeddedetcd.Server
 	cancel  context.CancelFunc
 	stopped chan error
@@ -96,6 +98,7 @@ func StartServerWithEtcd(t testing.TB, dataDir string, changeEtcd func(*embedded
 		DataDir:       dataDir,
 		EtcdEndpoints: etcd.Endpoints(),
 		t:             t,
+		etcdCfg:       etcdCfg,
 		etcd:          etcd,
 		cancel:        cancel,
 		stopped:       make(chan error, 1),
@@ -153,6 +156,30 @@ func (ts *TestServer) Stop() {
 	if err := ts.etcd.Close(); err != nil {
 		ts.t.Errorf("stopping etcd: %v", err)
 	}
+}
+
+// StopEtcd stops the server's etcd, as an outage of an external etcd would:
+// the server keeps running.
+func (ts *TestServer) StopEtcd() {
+	ts.t.Helper()
+	if err := ts.etcd.Close(); err != nil {
+		ts.t.Fatalf("stopping etcd: %v", err)
+	}
+}
+
+// StartEtcd starts the server's etcd again after StopEtcd, on the same data
+// and the same endpoint.
+func (ts *TestServer) StartEtcd() {
+	ts.t.Helper()
+	etcd, err := embeddedetcd.Start(context.Background(), ts.etcdCfg)
+	if err != nil {
+		ts.t.Fatalf("starting etcd again: %v", err)
+	}
+	if diff := cmp.Diff(ts.EtcdEndpoints, etcd.Endpoints()); diff != "" {
+		_ = etcd.Close()
+		ts.t.Fatalf("etcd came back on other endpoints (-before +after):\n%s", diff)
+	}
+	ts.etcd = etcd
 }
 
 // EtcdClient returns a client of the server's etcd, closed at the end of the test.

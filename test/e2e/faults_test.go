@@ -55,10 +55,13 @@ type ackedWrites struct {
 	creates   int
 	updates   int
 	failures  map[string]int
+	// examples holds the first message of each failure kind but
+	// connection errors, for the log.
+	examples map[string]string
 }
 
 func newAckedWrites() *ackedWrites {
-	return &ackedWrites{acked: map[string]int32{}, attempted: map[string]int32{}, failures: map[string]int{}}
+	return &ackedWrites{acked: map[string]int32{}, attempted: map[string]int32{}, failures: map[string]int{}, examples: map[string]string{}}
 }
 
 func (a *ackedWrites) attempt(name string, active int32) {
@@ -84,6 +87,9 @@ func (a *ackedWrites) fail(err error) {
 	reason := "connection"
 	if status, ok := err.(apierrors.APIStatus); ok {
 		reason = fmt.Sprint(status.Status().Code)
+		if _, seen := a.examples[reason]; !seen {
+			a.examples[reason] = status.Status().Message + " at " + time.Now().Format("15:04:05.000")
+		}
 	}
 	a.failures[reason]++
 }
@@ -142,6 +148,20 @@ func runFaultLoad(ctx context.Context, client versioned.Interface, ns, prefix st
 	return &wg
 }
 
+// wantNoClientErrors fails the test when the server answered a write of the
+// load with a 4xx: a server fault must never look like the client's error
+// (wrong credentials, a missing Job).
+func wantNoClientErrors(t *testing.T, acked *ackedWrites) {
+	t.Helper()
+	acked.mu.Lock()
+	defer acked.mu.Unlock()
+	for code, n := range acked.failures {
+		if code[0] == '4' {
+			t.Errorf("%d writes answered %s: %s", n, code, acked.examples[code])
+		}
+	}
+}
+
 // verifyAcked checks, after the fault and the restart, that every
 // acknowledged create is there and that each Job's status holds its last
 // acknowledged update or a later attempted one: never less.
@@ -197,8 +217,9 @@ func crashUnderLoad(t *testing.T, what string, client func() versioned.Interface
 		wg.Wait()
 		ready := restart()
 		found := verifyAcked(t, client(), ns, acked)
-		t.Logf("%s trial %d: %d writers for %s, then SIGKILL: %d creates and %d status updates acknowledged (%d Jobs), %d found intact after the restart, failures during the crash by code %v; restart to ready %s",
-			what, trial+1, size.writers, size.load, acked.creates, acked.updates, len(acked.acked), found, acked.failures, ready.Round(time.Millisecond))
+		wantNoClientErrors(t, acked)
+		t.Logf("%s trial %d: %d writers for %s, then SIGKILL: %d creates and %d status updates acknowledged (%d Jobs), %d found intact after the restart, failures during the crash by code %v; restart to ready %s; first message of each failure code %q",
+			what, trial+1, size.writers, size.load, acked.creates, acked.updates, len(acked.acked), found, acked.failures, ready.Round(time.Millisecond), acked.examples)
 		if acked.creates == 0 || acked.updates == 0 {
 			t.Errorf("the load acknowledged %d creates and %d updates before the crash; the test proved nothing", acked.creates, acked.updates)
 		}

@@ -28,6 +28,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The HA tests run etcd members as copies of this binary.
+	if ran, code := framework.RunEtcdMemberIfAsked(); ran {
+		os.Exit(code)
+	}
 	os.Exit(testMain(m))
 }
 

@@ -532,7 +532,7 @@ func (c *Cluster) ControllerFlagsMissing() []string {
 // controller (it has a host cluster through --kubeconfig) and
 // POD_NAMESPACE for its Lease, and waits until it is ready. Every replica
 // shares the host etcd, the serving certificate and the identity.
-func (c *Cluster) startBatchProcess(ctx context.Context, name string, port int) (*Process, error) {
+func (c *Cluster) startBatchProcess(ctx context.Context, name string, port int, extraArgs ...string) (*Process, error) {
 	args := []string{
 		"--etcd-servers=" + strings.Join(c.EtcdEndpoints, ","),
 		"--etcd-prefix=" + EtcdPrefix,
@@ -546,6 +546,10 @@ func (c *Cluster) startBatchProcess(ctx context.Context, name string, port int) 
 		"--cert-dir=" + filepath.Join(c.Dir, name),
 	}
 	args = append(args, c.batchControllerArgs()...)
+	// A test may point a replica at another etcd or Lease: its flags
+	// replace the usual ones (a repeated list flag such as --etcd-servers
+	// would add to them, not replace them).
+	args = append(withoutFlags(args, extraArgs), extraArgs...)
 	p, err := StartProcessEnv(c.LogDir, name, c.Bins.BatchAPIServer, []string{"POD_NAMESPACE=" + Namespace}, args...)
 	if err != nil {
 		return nil, err
@@ -558,6 +562,22 @@ func (c *Cluster) startBatchProcess(ctx context.Context, name string, port int) 
 		return nil, err
 	}
 	return p, nil
+}
+
+// withoutFlags returns args without the --name=value flags that others
+// also set.
+func withoutFlags(args, others []string) []string {
+	set := map[string]bool{}
+	for _, a := range others {
+		set[strings.SplitN(a, "=", 2)[0]] = true
+	}
+	var kept []string
+	for _, a := range args {
+		if !set[strings.SplitN(a, "=", 2)[0]] {
+			kept = append(kept, a)
+		}
+	}
+	return kept
 }
 
 // BatchReplica is a further batch-apiserver on the same etcd, not behind
@@ -573,14 +593,15 @@ type BatchReplica struct {
 }
 
 // StartBatchReplica starts another batch-apiserver named name (its log is
-// <LogDir>/<name>.log) and waits until it is ready. Stop stops it with the
+// <LogDir>/<name>.log), with extraArgs after the usual flags (they win),
+// and waits until it is ready. Stop stops it with the
 // rest; KillProcess ends it early.
-func (c *Cluster) StartBatchReplica(ctx context.Context, name string) (*BatchReplica, error) {
+func (c *Cluster) StartBatchReplica(ctx context.Context, name string, extraArgs ...string) (*BatchReplica, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.startBatchProcess(ctx, name, port)
+	p, err := c.startBatchProcess(ctx, name, port, extraArgs...)
 	if err != nil {
 		return nil, err
 	}

@@ -66,11 +66,11 @@ test-e2e: build e2e-bins ## kube-apiserver + kube-controller-manager + kubectl v
 		$(GO) test -count=1 -v -timeout 20m ./test/e2e/...
 
 # The fault tests run bounded in make test (test-integration, test-e2e);
-# this runs the crash tests at full size: 16 writers, 10 s of load, three
-# trials each, standalone and aggregated.
-test-faults: build e2e-bins ## Fault tests at full size: kill -9 under load (standalone, aggregated), etcd outage, conflicts, watch resume, too-large objects.
+# this runs the crash and HA tests at full size: 16 writers, 10 s of load, three
+# trials of the crash tests, standalone and aggregated.
+test-faults: build e2e-bins ## Fault tests at full size: kill -9 under load (standalone, aggregated), HA (3 etcd members, 2 replicas), etcd outage, conflicts, watch resume, too-large objects.
 	E2E_FAULTS_FULL=1 BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
-		$(GO) test -count=1 -v -timeout 30m -run '^TestCrash' ./test/e2e/
+		$(GO) test -count=1 -v -timeout 30m -run '^(TestCrash.*|TestHA)$$' ./test/e2e/
 	$(GO) test -count=1 -v -timeout 20m -run '^(TestConflictsMixedVersions|TestWatchResumesAcrossRestart|TestWatchAfterCompactionIsGone|TestWatchBookmarks|TestEtcdOutage|TestTooLarge.*)$$' ./test/integration/
 
 bench-controller: build e2e-bins ## 500 one-Pod Jobs under kube-controller-manager's job controller and ours: wall time and CPU seconds (E2E_BENCH_JOBS=N for another count).

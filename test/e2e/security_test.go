@@ -1,12 +1,32 @@
 package e2e
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
 )
@@ -274,4 +294,354 @@ func wantRefused(t testing.TB, code int, body, who string) {
 	default:
 		t.Errorf("got %d, want 401 or 403: %s", code, body)
 	}
+}
+
+// statusSpecRBAC lets alice change Jobs but not their status, and bob their
+// status but not the rest of them.
+const statusSpecRBAC = `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: job-spec-editor
+rules:
+- apiGroups: ["batch.jobs.dev"]
+  resources: ["jobs"]
+  verbs: ["get", "list", "update", "patch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: job-status-writer
+rules:
+- apiGroups: ["batch.jobs.dev"]
+  resources: ["jobs/status"]
+  verbs: ["get", "update", "patch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: alice-job-spec-editor
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: job-spec-editor}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: bob-job-status-writer
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: job-status-writer}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}]
+`
+
+// securityExternalController is the spec.managedBy of the Jobs of
+// TestStatusAndSpecPermissionsAreSeparate: no Job controller writes their
+// status, so only the test's users do.
+const securityExternalController = "example.com/e2e-security"
+
+// TestStatusAndSpecPermissionsAreSeparate checks that the jobs and
+// jobs/status permissions are enforced apart, through kube-apiserver and
+// straight at batch-apiserver (which then asks the host to authorize):
+// alice, who may update jobs but not jobs/status, cannot change a status,
+// and her updates of the Job change its spec and leave its status alone;
+// bob, who may update jobs/status only, cannot change the spec, and his
+// status updates change only the status.
+func TestStatusAndSpecPermissionsAreSeparate(t *testing.T) {
+	const ns = "e2e-status-spec"
+	admin := createNamespace(t, ns)
+	admin.MustRunStdin(t, statusSpecRBAC, "apply", "-f", "-")
+	adminJobs := cluster.Dynamic.Resource(framework.OurJobs.GVR).Namespace(ns)
+
+	for _, route := range []struct {
+		name, url, job string
+		ca             []byte
+	}{
+		{name: "through the aggregator", url: cluster.HostURL, ca: cluster.ClusterCA.CertPEM, job: "split-aggregated"},
+		{name: "straight at batch-apiserver", url: cluster.BatchURL, ca: cluster.BatchCA.CertPEM, job: "split-direct"},
+	} {
+		t.Run(route.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			name := route.job
+			alice := userJobs(t, route.url, route.ca, "alice", ns)
+			bob := userJobs(t, route.url, route.ca, "bob", ns)
+
+			created := mustFromUnstructured(t, must(t)(adminJobs.Create(ctx, mustToUnstructured(t, splitJob(name)), metav1.CreateOptions{})))
+			if diff := cmp.Diff(batchv1.JobStatus{}, created.Status); diff != "" {
+				t.Fatalf("status of the new Job (-want +got):\n%s", diff)
+			}
+			// RBAC reaches the authorizers a little after it is written.
+			eventually(t, time.Minute, "alice may get the Job and bob its status", func() (bool, string) {
+				if _, err := alice.Get(ctx, name, metav1.GetOptions{}); err != nil {
+					return false, "alice: " + err.Error()
+				}
+				if _, err := bob.Get(ctx, name, metav1.GetOptions{}, "status"); err != nil {
+					return false, "bob: " + err.Error()
+				}
+				return true, ""
+			})
+
+			// The Job as it must stay where nobody may change it.
+			type view struct {
+				Generation int64
+				Spec       batchv1.JobSpec
+				Status     batchv1.JobStatus
+			}
+			viewOf := func(j *batchv1.Job) view { return view{Generation: j.Generation, Spec: j.Spec, Status: j.Status} }
+			want := viewOf(created)
+			checkStored := func(t *testing.T, what string) {
+				t.Helper()
+				stored := mustFromUnstructured(t, must(t)(adminJobs.Get(ctx, name, metav1.GetOptions{})))
+				if diff := cmp.Diff(want, viewOf(stored)); diff != "" {
+					t.Errorf("stored Job after %s (-want +got):\n%s", what, diff)
+				}
+			}
+
+			t.Run("alice cannot write the status", func(t *testing.T) {
+				job := mustFromUnstructured(t, must(t)(alice.Get(ctx, name, metav1.GetOptions{})))
+				job.Status.Active = 1
+				_, err := alice.UpdateStatus(ctx, mustToUnstructured(t, job), metav1.UpdateOptions{})
+				wantForbidden(t, err, name, `User "alice" cannot update resource "jobs/status" in API group "batch.jobs.dev" in the namespace "`+ns+`"`)
+				_, err = alice.Patch(ctx, name, types.MergePatchType, []byte(`{"status":{"active":1}}`), metav1.PatchOptions{}, "status")
+				wantForbidden(t, err, name, `User "alice" cannot patch resource "jobs/status" in API group "batch.jobs.dev" in the namespace "`+ns+`"`)
+				checkStored(t, "alice's status writes")
+			})
+
+			t.Run("alice's update changes the spec and not the status", func(t *testing.T) {
+				job := mustFromUnstructured(t, must(t)(alice.Get(ctx, name, metav1.GetOptions{})))
+				job.Spec.Parallelism = ptr.To[int32](2)
+				job.Status.Active = 5
+				job.Status.Ready = ptr.To[int32](5)
+				updated := mustFromUnstructured(t, must(t)(alice.Update(ctx, mustToUnstructured(t, job), metav1.UpdateOptions{})))
+				want.Generation++
+				want.Spec.Parallelism = ptr.To[int32](2)
+				if diff := cmp.Diff(want, viewOf(updated)); diff != "" {
+					t.Errorf("Job alice's update returned (-want +got):\n%s", diff)
+				}
+				checkStored(t, "alice's update")
+			})
+
+			t.Run("bob cannot write the Job", func(t *testing.T) {
+				job := mustFromUnstructured(t, must(t)(bob.Get(ctx, name, metav1.GetOptions{}, "status")))
+				job.Spec.Parallelism = ptr.To[int32](3)
+				_, err := bob.Update(ctx, mustToUnstructured(t, job), metav1.UpdateOptions{})
+				wantForbidden(t, err, name, `User "bob" cannot update resource "jobs" in API group "batch.jobs.dev" in the namespace "`+ns+`"`)
+				_, err = bob.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"parallelism":3}}`), metav1.PatchOptions{})
+				wantForbidden(t, err, name, `User "bob" cannot patch resource "jobs" in API group "batch.jobs.dev" in the namespace "`+ns+`"`)
+				checkStored(t, "bob's writes of the Job")
+			})
+
+			t.Run("bob's status update changes the status and not the spec", func(t *testing.T) {
+				job := mustFromUnstructured(t, must(t)(bob.Get(ctx, name, metav1.GetOptions{}, "status")))
+				job.Spec.Parallelism = ptr.To[int32](3)
+				job.Spec.Completions = ptr.To[int32](9)
+				job.Status.Active = 1
+				job.Status.Ready = ptr.To[int32](1)
+				updated := mustFromUnstructured(t, must(t)(bob.UpdateStatus(ctx, mustToUnstructured(t, job), metav1.UpdateOptions{})))
+				want.Status.Active = 1
+				want.Status.Ready = ptr.To[int32](1)
+				if diff := cmp.Diff(want, viewOf(updated)); diff != "" {
+					t.Errorf("Job bob's status update returned (-want +got):\n%s", diff)
+				}
+				checkStored(t, "bob's status update")
+			})
+		})
+	}
+}
+
+// splitJob is a Job no controller of the cluster runs.
+func splitJob(name string) *batchv1.Job {
+	return &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: framework.OurJobs.APIVersion(), Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batchv1.JobSpec{
+			Parallelism: ptr.To[int32](1),
+			Completions: ptr.To[int32](4),
+			ManagedBy:   ptr.To(securityExternalController),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "main", Image: "docker.io/library/busybox:1.36", Command: []string{"true"}}},
+			}},
+		},
+	}
+}
+
+// userJobs is a client of the Jobs in ns as user (a client certificate of
+// the cluster CA) at url, trusting ca.
+func userJobs(t testing.TB, url string, ca []byte, user, ns string) dynamic.ResourceInterface {
+	t.Helper()
+	client, err := dynamic.NewForConfig(&rest.Config{Host: url, TLSClientConfig: rest.TLSClientConfig{
+		CAData:   ca,
+		CertFile: cluster.PKIFile(user + ".crt"),
+		KeyFile:  cluster.PKIFile(user + ".key"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client.Resource(framework.OurJobs.GVR).Namespace(ns)
+}
+
+// wantForbidden fails unless err is a 403 Status for the Job name whose
+// message says msg.
+func wantForbidden(t testing.TB, err error, name, msg string) {
+	t.Helper()
+	status, ok := err.(apierrors.APIStatus)
+	if !ok {
+		t.Errorf("got %v, want a 403 Status saying %s", err, msg)
+		return
+	}
+	type result struct {
+		Code    int32
+		Reason  metav1.StatusReason
+		Details *metav1.StatusDetails
+		Message string
+	}
+	s := status.Status()
+	want := result{
+		Code:    http.StatusForbidden,
+		Reason:  metav1.StatusReasonForbidden,
+		Details: &metav1.StatusDetails{Group: "batch.jobs.dev", Kind: "jobs", Name: name},
+		Message: `jobs.batch.jobs.dev "` + name + `" is forbidden: ` + msg,
+	}
+	if diff := cmp.Diff(want, result{Code: s.Code, Reason: s.Reason, Details: s.Details, Message: s.Message}); diff != "" {
+		t.Errorf("refusal (-want +got):\n%s", diff)
+	}
+}
+
+// must returns a function that fails the test on a non-nil error and
+// otherwise returns the value.
+func must(t testing.TB) func(*unstructured.Unstructured, error) *unstructured.Unstructured {
+	return func(u *unstructured.Unstructured, err error) *unstructured.Unstructured {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+}
+
+func mustToUnstructured(t testing.TB, job *batchv1.Job) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+func mustFromUnstructured(t testing.TB, u *unstructured.Unstructured) *batchv1.Job {
+	t.Helper()
+	var job batchv1.Job
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &job); err != nil {
+		t.Fatal(err)
+	}
+	return &job
+}
+
+// standaloneLogVerbosity is the klog verbosity of
+// TestStandaloneLogsHoldNoSecrets: the highest level anything logs at
+// (request and response dumps of client-go are at 8 and above).
+const standaloneLogVerbosity = "10"
+
+// TestStandaloneLogsHoldNoSecrets runs the standalone binary at the highest
+// log verbosity, lists, creates, gets, watches and deletes Jobs with the
+// admin kubeconfig, and checks that the log holds no PEM block, none of the
+// kubeconfig's client certificate and key data, no line of a PEM body of the
+// certificates and keys in <data dir>/pki, and no bearer token.
+func TestStandaloneLogsHoldNoSecrets(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dataDir := filepath.Join(dir, "data")
+	s, err := framework.StartStandalone(ctx, bins.BatchAPIServer, dataDir, dir, "-v="+standaloneLogVerbosity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	k := framework.Kubectl{Bin: bins.Kubectl, Kubeconfig: s.Kubeconfig, Namespace: "default"}
+
+	watch, err := k.Start(time.Minute, "get", "bjob", "--watch", "-o", "name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.MustRun(t, "get", "bjob")
+	k.MustRunStdin(t, jobYAML("logged", nil), "create", "-f", "-")
+	if _, err := watch.WaitForLine(ctx, func(l string) bool { return l == "job.batch.jobs.dev/logged" }); err != nil {
+		t.Fatal(err)
+	}
+	watch.Stop()
+	k.MustRun(t, "get", "bjob", "logged", "-o", "yaml")
+	k.MustRun(t, "delete", "bjob", "logged")
+	// Stopping the server flushes its log.
+	s.Stop()
+
+	raw, err := os.ReadFile(s.Process.LogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(raw)
+	// The verbosity took: client-go's and the server's request logs are there.
+	for _, want := range []string{`"HTTP" verb="LIST" URI="/apis/batch.jobs.dev/v1/namespaces/default/jobs`, `verb="POST" URI="/apis/batch.jobs.dev/v1/namespaces/default/jobs`, `verb="WATCH"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log at -v=%s does not contain %q; last lines:\n%s", standaloneLogVerbosity, want, framework.Tail(s.Process.LogFile, 40))
+		}
+	}
+
+	secrets := map[string]string{}
+	cfg, err := clientcmd.LoadFromFile(s.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, auth := range cfg.AuthInfos {
+		secrets["kubeconfig "+name+" client-certificate-data"] = base64.StdEncoding.EncodeToString(auth.ClientCertificateData)
+		secrets["kubeconfig "+name+" client-key-data"] = base64.StdEncoding.EncodeToString(auth.ClientKeyData)
+	}
+	files, err := filepath.Glob(filepath.Join(dataDir, "pki", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			var block *pem.Block
+			if block, data = pem.Decode(data); block == nil {
+				break
+			}
+			body := base64.StdEncoding.EncodeToString(block.Bytes)
+			for i := 0; i < len(body); i += 64 {
+				line := body[i:min(i+64, len(body))]
+				if len(line) >= 16 {
+					secrets[filepath.Base(file)+" PEM body line "+strconv.Itoa(i/64)] = line
+				}
+			}
+		}
+	}
+	if len(secrets) < 10 {
+		t.Fatalf("found only %d secrets to look for: %v", len(secrets), files)
+	}
+	secrets["a PEM block"] = "BEGIN "
+	for what, secret := range secrets {
+		if i := strings.Index(log, secret); i >= 0 {
+			t.Errorf("the log holds %s, at:\n%s", what, excerpt(log, i))
+		}
+	}
+	bearer := regexp.MustCompile(`(?i)authorization: *bearer +([^\s"\]\\,]+)`)
+	for _, m := range bearer.FindAllStringSubmatchIndex(log, -1) {
+		if token := log[m[2]:m[3]]; token != "<masked>" {
+			t.Errorf("the log holds a bearer token, at:\n%s", excerpt(log, m[0]))
+		}
+	}
+}
+
+// excerpt is the line of s around index i, cut to a few hundred bytes.
+func excerpt(s string, i int) string {
+	start := strings.LastIndexByte(s[:i], '\n') + 1
+	end := strings.IndexByte(s[i:], '\n')
+	if end < 0 {
+		end = len(s)
+	} else {
+		end += i
+	}
+	start, end = max(start, i-200), min(end, i+200)
+	return s[start:end]
 }

@@ -258,6 +258,10 @@ func (o *Options) Validate() error {
 func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 	var certs *StandaloneCerts
 	if o.Standalone() {
+		// Also here, not only in Run: tests start the etcd themselves.
+		if err := ensurePrivateDataDir(o.DataDir); err != nil {
+			return nil, nil, err
+		}
 		var err error
 		certs, err = EnsureStandaloneCerts(filepath.Join(o.DataDir), o.ServiceNames)
 		if err != nil {
@@ -284,8 +288,15 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
 	serverConfig.OpenAPIV3Config.Info.Title = "batch-apiserver"
 
+	clientCAReady, err := o.loadDelegatedClientCA()
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, nil, fmt.Errorf("applying options: %w", err)
+	}
+	if clientCAReady != nil {
+		serverConfig.AddReadyzChecks(clientCAReady)
 	}
 	if certs != nil {
 		if err := applyStandaloneAuth(&serverConfig.Config, certs); err != nil {
@@ -293,6 +304,20 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 		}
 	}
 	return &apiserver.Config{GenericConfig: serverConfig}, certs, nil
+}
+
+// ensurePrivateDataDir creates the standalone data dir with mode 0700, and
+// restricts it to 0700 when it exists with a wider mode: it holds the keys,
+// the admin kubeconfig and etcd, and no one else may enter it.
+func ensurePrivateDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating data dir %s: %w", dir, err)
+	}
+	// MkdirAll leaves an existing directory's mode alone.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("restricting data dir %s to its owner: %w", dir, err)
+	}
+	return nil
 }
 
 // applyStandaloneAuth authenticates client certificates of our own CA (and
@@ -329,8 +354,8 @@ func (o *Options) Run(ctx context.Context) error {
 	o.Metrics.Apply()
 	// Tests may start the embedded etcd themselves and pass its endpoints.
 	if o.Standalone() && len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) == 0 {
-		if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
-			return fmt.Errorf("creating data dir %s: %w", o.DataDir, err)
+		if err := ensurePrivateDataDir(o.DataDir); err != nil {
+			return err
 		}
 		etcd, err := embeddedetcd.Start(ctx, embeddedetcd.Config{DataDir: filepath.Join(o.DataDir, "etcd")})
 		if err != nil {

@@ -25,17 +25,18 @@ type Standalone struct {
 
 // StartStandalone runs the batch-apiserver binary with only --data-dir and
 // a port on 127.0.0.1, and waits until it is ready through the kubeconfig
-// it writes.
-func StartStandalone(ctx context.Context, bin, dataDir, logDir string) (*Standalone, error) {
+// it writes. extraArgs (for example "-v=10") follow those flags.
+func StartStandalone(ctx context.Context, bin, dataDir, logDir string, extraArgs ...string) (*Standalone, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	p, err := StartProcess(logDir, "batch-apiserver-standalone", bin,
-		"--data-dir="+dataDir,
+	args := append([]string{
+		"--data-dir=" + dataDir,
 		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
-	)
+		"--secure-port=" + strconv.Itoa(port),
+	}, extraArgs...)
+	p, err := StartProcess(logDir, "batch-apiserver-standalone", bin, args...)
 	if err != nil {
 		return nil, err
 	}

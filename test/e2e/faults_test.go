@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -165,7 +166,7 @@ func wantNoClientErrors(t *testing.T, acked *ackedWrites) {
 // verifyAcked checks, after the fault and the restart, that every
 // acknowledged create is there and that each Job's status holds its last
 // acknowledged update or a later attempted one: never less.
-func verifyAcked(t *testing.T, client versioned.Interface, ns string, acked *ackedWrites) (found int) {
+func verifyAcked(t *testing.T, client versioned.Interface, ns, prefix string, acked *ackedWrites) (found int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -190,6 +191,10 @@ func verifyAcked(t *testing.T, client versioned.Interface, ns string, acked *ack
 		}
 	}
 	for name := range stored {
+		// Earlier trials wrote in the same namespace under other prefixes.
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
 		if _, ok := acked.attempted[name]; !ok {
 			lost = append(lost, name+": stored but never written")
 		}
@@ -216,7 +221,7 @@ func crashUnderLoad(t *testing.T, what string, client func() versioned.Interface
 		cancel()
 		wg.Wait()
 		ready := restart()
-		found := verifyAcked(t, client(), ns, acked)
+		found := verifyAcked(t, client(), ns, fmt.Sprintf("t%d-", trial), acked)
 		wantNoClientErrors(t, acked)
 		t.Logf("%s trial %d: %d writers for %s, then SIGKILL: %d creates and %d status updates acknowledged (%d Jobs), %d found intact after the restart, failures during the crash by code %v; restart to ready %s; first message of each failure code %q",
 			what, trial+1, size.writers, size.load, acked.creates, acked.updates, len(acked.acked), found, acked.failures, ready.Round(time.Millisecond), acked.examples)

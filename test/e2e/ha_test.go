@@ -110,7 +110,7 @@ func TestHA(t *testing.T) {
 	if afterKill == 0 {
 		t.Errorf("the surviving replica acknowledged no write after one etcd member and the other replica died")
 	}
-	found := verifyAcked(t, faultClient(t, survivor.Config), ns, acked)
+	found := verifyAcked(t, faultClient(t, survivor.Config), ns, "", acked)
 	wantNoClientErrors(t, acked)
 	t.Logf("HA: 3 etcd members, 2 replicas, %d writers for %s; killed etcd member m0 and the leading replica: %d creates and %d status updates acknowledged in all (%d after the kill, by the survivor), %d Jobs found intact; failures %v; the survivor led the Job controller %s after the kill; first message of each failure code %q",
 		size.writers, size.load, acked.creates, acked.updates, afterKill, found, acked.failures, takeover.Round(time.Millisecond), acked.examples)

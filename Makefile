@@ -27,7 +27,7 @@ IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
 # Packages of the unit tier: everything but the integration and e2e tiers.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e)
 
-.PHONY: all build image run test test-image test-unit test-integration test-e2e test-faults e2e-bins bench bench-controller lint update verify clean
+.PHONY: all build image run test test-image test-unit test-integration test-e2e test-faults e2e-bins bench bench-controller fuzz lint update verify clean
 
 all: build
 
@@ -79,6 +79,15 @@ bench-controller: build e2e-bins ## 500 one-Pod Jobs under kube-controller-manag
 
 bench: ## Benchmarks (validation; server load generator when present).
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+# How long `make fuzz` runs each fuzz target; FUZZFLAGS adds go test flags
+# (e.g. FUZZFLAGS='-parallel 1' on a shared machine).
+FUZZTIME  ?= 3m
+FUZZFLAGS ?=
+
+fuzz: ## Run each fuzz target for FUZZTIME (default 3m), one after another; a crasher is written to the package's testdata/fuzz/ (keep it: it is then a regression case of `go test`).
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJob$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./pkg/apiserver/
+	$(GO) test -run '^$$' -fuzz '^FuzzStatusStrategy$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./pkg/registry/batch/job/
 
 lint: ## go vet and gofmt (generated code excluded from gofmt checks).
 	$(GO) vet ./...

@@ -77,7 +77,14 @@ bench-controller: build e2e-bins ## 500 one-Pod Jobs under kube-controller-manag
 	E2E_BENCH=1 BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
 		$(GO) test -count=1 -v -timeout 40m -run '^TestControllerBenchmark$$' ./test/e2e/
 
-bench: ## Benchmarks (validation; server load generator when present).
+# BENCH_SCALE scales the side-by-side benchmark's counts (1: 3000
+# operations per phase, 10 000 Jobs stored).
+BENCH_SCALE ?= 1
+
+bench: build e2e-bins ## Side by side under the same load: kube-apiserver 1.37.2 (protobuf, JSON), batch-apiserver aggregated and standalone, raw etcd; prints one table of figures and ratios and writes them to _output/bench/results.json; then the Go benchmarks of ./pkg/...
+	BENCH=1 BENCH_SCALE=$(BENCH_SCALE) BENCH_OUT=$(abspath _output/bench/results.json) \
+		BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
+		$(GO) test -count=1 -v -timeout 40m -run '^TestSideBySide$$' ./test/bench/
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 
 # How long `make fuzz` runs each fuzz target; FUZZFLAGS adds go test flags

@@ -117,6 +117,8 @@ type Cluster struct {
 	// BatchAPIServer is the batch-apiserver process the APIServices point
 	// at; KillProcess and RestartBatchAPIServer replace it.
 	BatchAPIServer *Process
+	// KubeAPIServer is the kube-apiserver process.
+	KubeAPIServer *Process
 	// KubeControllerManager is the kube-controller-manager process.
 	KubeControllerManager *Process
 	// BatchFlags are the flags the batch-apiserver binary knows (from its
@@ -135,6 +137,21 @@ type Cluster struct {
 // Available and kube-controller-manager is healthy. On error it stops what
 // it started; the logs stay in dir.
 func StartCluster(ctx context.Context, bins *Binaries, dir string) (c *Cluster, err error) {
+	return StartClusterWith(ctx, bins, dir, ClusterOptions{})
+}
+
+// ClusterOptions change what StartClusterWith starts.
+type ClusterOptions struct {
+	// EtcdEndpoints is an etcd the cluster uses instead of one embedded in
+	// the test process (the benchmark runs etcd as a process of its own,
+	// to read its CPU time).
+	EtcdEndpoints []string
+	// NoControllerManager leaves kube-controller-manager out.
+	NoControllerManager bool
+}
+
+// StartClusterWith is StartCluster with opts.
+func StartClusterWith(ctx context.Context, bins *Binaries, dir string, opts ClusterOptions) (c *Cluster, err error) {
 	c = &Cluster{
 		Bins:   bins,
 		Dir:    dir,
@@ -164,6 +181,13 @@ func StartCluster(ctx context.Context, bins *Binaries, dir string) (c *Cluster, 
 		{"kube-controller-manager", c.startKubeControllerManager},
 	}
 	for _, s := range steps {
+		if s.name == "etcd" && len(opts.EtcdEndpoints) > 0 {
+			c.EtcdEndpoints = opts.EtcdEndpoints
+			continue
+		}
+		if s.name == "kube-controller-manager" && opts.NoControllerManager {
+			continue
+		}
 		start := time.Now()
 		if err := s.fn(ctx); err != nil {
 			return c, fmt.Errorf("starting the e2e cluster, step %s: %w", s.name, err)
@@ -380,6 +404,7 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.KubeAPIServer = p
 	return c.waitHealthy(ctx, p, c.Admin, c.HostURL+"/readyz", 2*time.Minute)
 }
 

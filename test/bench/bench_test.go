@@ -1,0 +1,537 @@
+// Package bench is the side-by-side load generator of `make bench`:
+// kube-apiserver 1.37.2 and batch-apiserver (aggregated on the same etcd,
+// and standalone) under the same load, in one run, with ratios. It runs
+// only with BENCH=1; no test here asserts a time.
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+
+	ourscheme "github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned/scheme"
+	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
+)
+
+// EnvBench turns the benchmark on; EnvBenchScale scales its counts (1 is
+// the issue's sizes: 3000 operations per phase, 10 000 Jobs stored).
+const (
+	EnvBench      = "BENCH"
+	EnvBenchScale = "BENCH_SCALE"
+	EnvBenchOut   = "BENCH_OUT"
+)
+
+const (
+	jsonType     = "application/json"
+	protobufType = "application/vnd.kubernetes.protobuf"
+)
+
+var scheme = struct{ upstream, ours runtime.Decoder }{
+	upstream: kubescheme.Codecs.UniversalDeserializer(),
+	ours:     ourscheme.Codecs.UniversalDeserializer(),
+}
+
+func decodeList(_ string, data []byte, into runtime.Object, d runtime.Decoder) error {
+	_, _, err := d.Decode(data, nil, into)
+	return err
+}
+
+func TestMain(m *testing.M) {
+	// The benchmark's etcd is a copy of this binary.
+	if ran, code := framework.RunEtcdMemberIfAsked(); ran {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// server is a process (or two: the server and its etcd) whose CPU and
+// memory the benchmark reads.
+type server struct {
+	name    string
+	targets map[string]target // by wire format
+	pids    []int             // CPU counted for this server (server, and etcd when separate)
+	rssPID  int
+}
+
+func (s *server) cpu(t *testing.T) float64 {
+	var total float64
+	for _, pid := range s.pids {
+		c, err := framework.ProcessCPUSeconds(pid)
+		if err != nil {
+			t.Fatalf("CPU of %s (pid %d): %v", s.name, pid, err)
+		}
+		total += c
+	}
+	return total
+}
+
+func rssMiB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// result is one figure of one row (server, format).
+type result struct {
+	Server string  `json:"server"`
+	Format string  `json:"format"`
+	Metric string  `json:"metric"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+}
+
+type results struct {
+	mu   sync.Mutex
+	rows []result
+}
+
+func (r *results) add(server, format, metric string, value float64, unit string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rows = append(r.rows, result{server, format, metric, value, unit})
+}
+
+func (r *results) get(server, format, metric string) (float64, bool) {
+	for _, row := range r.rows {
+		if row.Server == server && row.Format == format && row.Metric == metric {
+			return row.Value, true
+		}
+	}
+	return 0, false
+}
+
+// run runs op for n items at concurrency c and returns the throughput
+// (ops/s), p50 and p99 latencies and the number of errors.
+func run(ctx context.Context, n, c int, op func(ctx context.Context, i int) error) (float64, time.Duration, time.Duration, int, error) {
+	var next, errs atomic.Int64
+	var firstErr atomic.Pointer[error]
+	lat := make([]time.Duration, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				t0 := time.Now()
+				if err := op(ctx, i); err != nil {
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, &err)
+				}
+				lat[i] = time.Since(t0)
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
+	var first error
+	if p := firstErr.Load(); p != nil {
+		first = *p
+	}
+	return float64(n) / wall.Seconds(), lat[n/2], lat[n*99/100], int(errs.Load()), first
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func TestSideBySide(t *testing.T) {
+	if os.Getenv(EnvBench) == "" {
+		t.Skipf("the side-by-side benchmark runs with %s=1 (make bench)", EnvBench)
+	}
+	scale := 1.0
+	if v := os.Getenv(EnvBenchScale); v != "" {
+		scale, _ = strconv.ParseFloat(v, 64)
+	}
+	n := int(3000 * scale)
+	stored := int(10000 * scale)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	bins, err := framework.FindBinaries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	etcd, err := framework.StartEtcdCluster(ctx, filepath.Join(dir, "etcd"), dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Stop()
+	// The aggregated server only serves here; its controller stays off.
+	t.Setenv("E2E_BATCH_CONTROLLERS", "-job")
+	cluster, err := framework.StartClusterWith(ctx, bins, filepath.Join(dir, "cluster"),
+		framework.ClusterOptions{EtcdEndpoints: etcd.Endpoints, NoControllerManager: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Stop()
+	startStandalone := time.Now()
+	standalone, err := framework.StartStandalone(ctx, bins.BatchAPIServer, filepath.Join(dir, "standalone"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	standaloneReady := time.Since(startStandalone)
+	defer standalone.Stop()
+
+	res := &results{}
+	res.add("batch-apiserver standalone", "-", "start to ready (empty data dir)", standaloneReady.Seconds()*1000, "ms")
+
+	etcdPID := etcd.Members[0].PID()
+	kube := &server{name: "kube-apiserver", targets: map[string]target{}, pids: []int{cluster.KubeAPIServer.PID(), etcdPID}, rssPID: cluster.KubeAPIServer.PID()}
+	for _, ct := range []string{protobufType, jsonType} {
+		tg, err := newUpstreamTarget(cluster.Admin, ct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kube.targets[ct] = tg
+	}
+	agg := &server{name: "batch-apiserver aggregated", targets: map[string]target{}, pids: []int{cluster.BatchAPIServer.PID(), etcdPID}, rssPID: cluster.BatchAPIServer.PID()}
+	if agg.targets[jsonType], err = newOurTarget(cluster.BatchAdminConfig(), jsonType); err != nil {
+		t.Fatal(err)
+	}
+	saCfg, err := clientcmd.BuildConfigFromFlags("", standalone.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := &server{name: "batch-apiserver standalone", targets: map[string]target{}, pids: []int{standalone.Process.PID()}, rssPID: standalone.Process.PID()}
+	if sa.targets[jsonType], err = newOurTarget(saCfg, jsonType); err != nil {
+		t.Fatal(err)
+	}
+
+	// kube-apiserver and the aggregated server (through its namespace
+	// informer) admit Jobs only into namespaces that exist.
+	admin, err := kubernetes.NewForConfig(cluster.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"bench-kube-apiserver-0", "bench-kube-apiserver-1", "bench-batch-apiserver-aggregated-0"} {
+		if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The aggregated server learns of them through its informer.
+	time.Sleep(2 * time.Second)
+
+	rawEtcd(ctx, t, res, etcd.Endpoints, n, etcdPID)
+	for _, s := range []*server{kube, agg, sa} {
+		formats := make([]string, 0, len(s.targets))
+		for f := range s.targets {
+			formats = append(formats, f)
+		}
+		sort.Strings(formats)
+		for fi, format := range formats {
+			loadServer(ctx, t, res, s, format, s.targets[format], n, stored, fi)
+		}
+	}
+	report(t, res)
+}
+
+// rawEtcd puts n values of a Job's encoded size at concurrency 32 straight
+// into etcd: the physical limit for writes.
+func rawEtcd(ctx context.Context, t *testing.T, res *results, endpoints []string, n, pid int) {
+	client, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	value, err := json.Marshal(benchJob("raw-etcd-value-of-a-job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu0, _ := framework.ProcessCPUSeconds(pid)
+	thr, p50, p99, errs, first := run(ctx, n, 32, func(ctx context.Context, i int) error {
+		_, err := client.Put(ctx, fmt.Sprintf("/bench-raw/%d", i), string(value))
+		return err
+	})
+	cpu1, _ := framework.ProcessCPUSeconds(pid)
+	res.add("raw etcd", "put", "create c=32", thr, "ops/s")
+	res.add("raw etcd", "put", "create c=32 p50", p50.Seconds()*1000, "ms")
+	res.add("raw etcd", "put", "create c=32 p99", p99.Seconds()*1000, "ms")
+	res.add("raw etcd", "put", "CPU per 1000 create c=32", (cpu1-cpu0)/float64(n)*1000, "s")
+	if errs > 0 {
+		t.Errorf("raw etcd: %d errors, the first: %v", errs, first)
+	}
+}
+
+// loadServer runs every phase against one server in one format. The first
+// format of a server also fills it to stored Jobs and measures LIST,
+// memory and watch fan-out.
+func loadServer(ctx context.Context, t *testing.T, res *results, s *server, format string, tg target, n, stored, formatIndex int) {
+	label := map[string]string{jsonType: "JSON", protobufType: "protobuf"}[format]
+	ns := fmt.Sprintf("bench-%s-%d", strings.ReplaceAll(s.name, " ", "-"), formatIndex)
+	name := func(phase string, i int) string { return fmt.Sprintf("%s-%d", phase, i) }
+	phase := func(metric string, count, c int, op func(ctx context.Context, i int) error) {
+		// Three repeats of a third each; the median counts.
+		var thr, p50s, p99s, cpus []float64
+		per := count / 3
+		for rep := range 3 {
+			cpu0 := s.cpu(t)
+			th, p50, p99, errs, first := run(ctx, per, c, func(ctx context.Context, i int) error { return op(ctx, rep*per+i) })
+			cpus = append(cpus, (s.cpu(t)-cpu0)/float64(per)*1000)
+			thr, p50s, p99s = append(thr, th), append(p50s, p50.Seconds()*1000), append(p99s, p99.Seconds()*1000)
+			if errs > 0 {
+				t.Errorf("%s %s %s: %d of %d failed, the first: %v", s.name, label, metric, errs, per, first)
+			}
+		}
+		res.add(s.name, label, metric, median(thr), "ops/s")
+		res.add(s.name, label, metric+" p50", median(p50s), "ms")
+		res.add(s.name, label, metric+" p99", median(p99s), "ms")
+		res.add(s.name, label, "CPU per 1000 "+metric, median(cpus), "s")
+	}
+	one := n / 10
+	phase("create c=1", one, 1, func(ctx context.Context, i int) error { return tg.create(ctx, ns, name("s", i)) })
+	phase("create c=32", n, 32, func(ctx context.Context, i int) error { return tg.create(ctx, ns, name("c", i)) })
+	phase("get c=1", one, 1, func(ctx context.Context, i int) error { return tg.get(ctx, ns, name("s", i)) })
+	phase("get c=32", n, 32, func(ctx context.Context, i int) error { return tg.get(ctx, ns, name("c", i)) })
+	phase("update-status c=1", one, 1, func(ctx context.Context, i int) error { return tg.updateStatus(ctx, ns, name("s", i)) })
+	phase("update-status c=32", n, 32, func(ctx context.Context, i int) error { return tg.updateStatus(ctx, ns, name("c", i)) })
+
+	// Fill to stored Jobs (untimed), then LIST them.
+	fill := stored - n - one
+	if _, _, _, errs, first := run(ctx, fill, 32, func(ctx context.Context, i int) error { return tg.create(ctx, ns, name("f", i)) }); errs > 0 {
+		t.Errorf("%s %s: %d fill creates failed, the first: %v", s.name, label, errs, first)
+	}
+	var full, paged []float64
+	var fullBytes, pagedBytes int
+	for range 3 {
+		t0 := time.Now()
+		b, _, err := tg.list(ctx, ns, 0, "")
+		if err != nil {
+			t.Errorf("%s %s full LIST: %v", s.name, label, err)
+		}
+		full, fullBytes = append(full, time.Since(t0).Seconds()*1000), b
+		t0 = time.Now()
+		total, cont := 0, ""
+		for {
+			b, next, err := tg.list(ctx, ns, 500, cont)
+			if err != nil {
+				t.Errorf("%s %s paginated LIST: %v", s.name, label, err)
+				break
+			}
+			total += b
+			if cont = next; cont == "" {
+				break
+			}
+		}
+		paged, pagedBytes = append(paged, time.Since(t0).Seconds()*1000), total
+	}
+	res.add(s.name, label, fmt.Sprintf("full LIST of %d", stored), median(full), "ms")
+	res.add(s.name, label, fmt.Sprintf("full LIST of %d bytes", stored), float64(fullBytes)/1024/1024, "MiB")
+	res.add(s.name, label, fmt.Sprintf("paginated LIST of %d (limit 500)", stored), median(paged), "ms")
+	res.add(s.name, label, fmt.Sprintf("paginated LIST of %d bytes", stored), float64(pagedBytes)/1024/1024, "MiB")
+	if formatIndex == 0 {
+		res.add(s.name, "-", fmt.Sprintf("RSS with %d Jobs", stored), rssMiB(s.rssPID), "MiB")
+	}
+
+	watchFanOut(ctx, t, res, s, label, tg, ns, n/6)
+
+	phase("delete c=32", n, 32, func(ctx context.Context, i int) error { return tg.delete(ctx, ns, name("c", i)) })
+	phase("delete c=1", one, 1, func(ctx context.Context, i int) error { return tg.delete(ctx, ns, name("s", i)) })
+}
+
+// watchFanOut opens 50 watchers, creates burst Jobs at concurrency 32 and
+// counts what each watcher got: lost and duplicated events, delivery lag.
+func watchFanOut(ctx context.Context, t *testing.T, res *results, s *server, label string, tg target, ns string, burst int) {
+	const watchers = 50
+	rv, err := tg.resourceVersion(ctx, ns)
+	if err != nil {
+		t.Errorf("%s %s: %v", s.name, label, err)
+		return
+	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	chans := make([]chan string, watchers)
+	for i := range chans {
+		chans[i] = make(chan string, burst+10)
+		if err := tg.watch(wctx, ns, rv, chans[i]); err != nil {
+			t.Errorf("%s %s watcher %d: %v", s.name, label, i, err)
+			return
+		}
+	}
+	var mu sync.Mutex
+	acked := map[string]time.Time{}
+	var lags []float64
+	var lost, dup atomic.Int64
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for _, ch := range chans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seen := map[string]bool{}
+			deadline := time.After(2 * time.Minute)
+			for len(seen) < burst {
+				select {
+				case name := <-ch:
+					at := time.Now()
+					if seen[name] {
+						dup.Add(1)
+						continue
+					}
+					seen[name] = true
+					mu.Lock()
+					if t0, ok := acked[name]; ok {
+						lags = append(lags, at.Sub(t0).Seconds()*1000)
+					}
+					mu.Unlock()
+				case <-deadline:
+					lost.Add(int64(burst - len(seen)))
+					return
+				}
+			}
+			// A duplicate would come right after.
+			select {
+			case <-ch:
+				dup.Add(1)
+			case <-time.After(500 * time.Millisecond):
+			}
+		}()
+	}
+	_, _, _, errs, first := run(ctx, burst, 32, func(ctx context.Context, i int) error {
+		name := fmt.Sprintf("w-%d", i)
+		err := tg.create(ctx, ns, name)
+		if err == nil {
+			mu.Lock()
+			acked[name] = time.Now()
+			mu.Unlock()
+		}
+		return err
+	})
+	go func() { wg.Wait(); close(done) }()
+	<-done
+	if errs > 0 {
+		t.Errorf("%s %s: %d watch burst creates failed, the first: %v", s.name, label, errs, first)
+	}
+	sort.Float64s(lags)
+	p99 := 0.0
+	if len(lags) > 0 {
+		p99 = lags[len(lags)*99/100]
+	}
+	res.add(s.name, label, fmt.Sprintf("watch fan-out (%d watchers, %d creates) lost", watchers, burst), float64(lost.Load()), "events")
+	res.add(s.name, label, fmt.Sprintf("watch fan-out (%d watchers, %d creates) duplicated", watchers, burst), float64(dup.Load()), "events")
+	res.add(s.name, label, fmt.Sprintf("watch fan-out (%d watchers, %d creates) lag p99", watchers, burst), p99, "ms")
+	if lost.Load() > 0 || dup.Load() > 0 {
+		t.Errorf("%s %s watch fan-out: %d events lost, %d duplicated", s.name, label, lost.Load(), dup.Load())
+	}
+}
+
+// report prints one table with the ratios ours ÷ kube-apiserver (its
+// fastest format for the metric) and ours ÷ raw etcd, and writes the
+// figures as JSON.
+func report(t *testing.T, res *results) {
+	var metrics []string
+	seen := map[string]bool{}
+	for _, r := range res.rows {
+		if !seen[r.Metric] {
+			seen[r.Metric] = true
+			metrics = append(metrics, r.Metric)
+		}
+	}
+	cols := []struct{ server, format string }{
+		{"kube-apiserver", "protobuf"}, {"kube-apiserver", "JSON"}, {"kube-apiserver", "-"},
+		{"batch-apiserver aggregated", "JSON"}, {"batch-apiserver aggregated", "-"},
+		{"batch-apiserver standalone", "JSON"}, {"batch-apiserver standalone", "-"},
+		{"raw etcd", "put"},
+	}
+	higherIsBetter := func(m string) bool {
+		return !strings.Contains(m, " p") && !strings.Contains(m, "CPU") && !strings.Contains(m, "LIST") && !strings.Contains(m, "RSS") && !strings.Contains(m, "start") && !strings.Contains(m, "lost") && !strings.Contains(m, "dup") && !strings.Contains(m, "lag")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-52s %12s %12s %12s %12s %12s %10s %10s\n", "metric", "kube proto", "kube JSON", "agg JSON", "standalone", "raw etcd", "sa÷kube", "sa÷etcd")
+	for _, m := range metrics {
+		vals := map[string]float64{}
+		unit := ""
+		for _, c := range cols {
+			if v, ok := res.get(c.server, c.format, m); ok {
+				vals[c.server+"/"+c.format] = v
+				for _, r := range res.rows {
+					if r.Metric == m {
+						unit = r.Unit
+					}
+				}
+			}
+		}
+		cell := func(keys ...string) string {
+			for _, k := range keys {
+				if v, ok := vals[k]; ok {
+					return strconv.FormatFloat(v, 'f', 1, 64)
+				}
+			}
+			return ""
+		}
+		// kube-apiserver's best format for this metric.
+		kubeBest, haveKube := 0.0, false
+		for _, k := range []string{"kube-apiserver/protobuf", "kube-apiserver/JSON", "kube-apiserver/-"} {
+			if v, ok := vals[k]; ok && (!haveKube || (higherIsBetter(m) && v > kubeBest) || (!higherIsBetter(m) && v < kubeBest)) {
+				kubeBest, haveKube = v, true
+			}
+		}
+		ours, haveOurs := vals["batch-apiserver standalone/JSON"]
+		if !haveOurs {
+			ours, haveOurs = vals["batch-apiserver standalone/-"]
+		}
+		ratio, etcdRatio := "", ""
+		if haveOurs && haveKube && kubeBest != 0 {
+			ratio = strconv.FormatFloat(ours/kubeBest, 'f', 2, 64)
+		}
+		if v, ok := vals["raw etcd/put"]; ok && haveOurs && v != 0 && strings.HasPrefix(m, "create c=32") && !strings.Contains(m, " p") {
+			etcdRatio = strconv.FormatFloat(ours/v, 'f', 2, 64)
+		}
+		fmt.Fprintf(&b, "%-52s %12s %12s %12s %12s %12s %10s %10s\n", m+" ("+unit+")",
+			cell("kube-apiserver/protobuf", "kube-apiserver/-"), cell("kube-apiserver/JSON"),
+			cell("batch-apiserver aggregated/JSON", "batch-apiserver aggregated/-"),
+			cell("batch-apiserver standalone/JSON", "batch-apiserver standalone/-"),
+			cell("raw etcd/put"), ratio, etcdRatio)
+	}
+	t.Log(b.String())
+	fmt.Println(b.String())
+	out := os.Getenv(EnvBenchOut)
+	if out == "" {
+		return
+	}
+	data, err := json.MarshalIndent(res.rows, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("figures written to %s", out)
+}

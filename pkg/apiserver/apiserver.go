@@ -95,7 +95,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	// Our types have no protobuf encoding: do not offer it, or clients that
 	// prefer it (the namespace controller deleting a collection) get a
 	// failed response instead of falling back to JSON.
-	apiGroupInfo.NegotiatedSerializer = withoutProtobuf{Codecs}
+	// Wrap the group's own codec factory (not the package's Codecs): it is
+	// the one with the streaming LIST encoders.
+	apiGroupInfo.NegotiatedSerializer = withoutProtobuf{apiGroupInfo.NegotiatedSerializer}
 	jobStorage, jobStatusStorage, err := jobregistry.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter)
 	if err != nil {
 		return nil, fmt.Errorf("creating job storage: %w", err)

@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	ourscheme "github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned/scheme"
@@ -37,6 +40,10 @@ const (
 	EnvBench      = "BENCH"
 	EnvBenchScale = "BENCH_SCALE"
 	EnvBenchOut   = "BENCH_OUT"
+	// EnvBenchProfile names a directory: the benchmark then also takes a
+	// CPU profile of each server under creates, status updates and full
+	// LISTs (not timed) and writes it there.
+	EnvBenchProfile = "BENCH_PROFILE"
 )
 
 const (
@@ -358,6 +365,9 @@ func loadServer(ctx context.Context, t *testing.T, res *results, s *server, form
 	}
 
 	watchFanOut(ctx, t, res, s, label, tg, ns, n/6)
+	if dir := os.Getenv(EnvBenchProfile); dir != "" {
+		profile(ctx, t, dir, s, label, tg, ns)
+	}
 
 	phase("delete c=32", n, 32, func(ctx context.Context, i int) error { return tg.delete(ctx, ns, name("c", i)) })
 	phase("delete c=1", one, 1, func(ctx context.Context, i int) error { return tg.delete(ctx, ns, name("s", i)) })
@@ -534,4 +544,60 @@ func report(t *testing.T, res *results) {
 		t.Fatal(err)
 	}
 	t.Logf("figures written to %s", out)
+}
+
+// profile takes CPU profiles of s (through its /debug/pprof) while it
+// serves creates and status updates at concurrency 32 and full LISTs,
+// and writes them to dir as <server>-<format>-<load>.pprof.
+func profile(ctx context.Context, t *testing.T, dir string, s *server, label string, tg target, ns string) {
+	const seconds = 8
+	httpClient, err := rest.HTTPClientFor(tg.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	loads := []struct {
+		name string
+		op   func(ctx context.Context, i int) error
+	}{
+		{"create", func(ctx context.Context, i int) error { return tg.create(ctx, ns, fmt.Sprintf("p-%d", i)) }},
+		{"update-status", func(ctx context.Context, i int) error { return tg.updateStatus(ctx, ns, fmt.Sprintf("p-%d", i%1000)) }},
+		{"list", func(ctx context.Context, _ int) error { _, _, err := tg.list(ctx, ns, 0, ""); return err }},
+	}
+	for _, load := range loads {
+		lctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		var next atomic.Int64
+		workers := 32
+		if load.name == "list" {
+			workers = 2
+		}
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for lctx.Err() == nil {
+					_ = load.op(lctx, int(next.Add(1)-1))
+				}
+			}()
+		}
+		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(tg.config().Host, "/"), seconds)
+		resp, err := httpClient.Get(url)
+		if err == nil {
+			var data []byte
+			data, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil && resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("%s: %s", resp.Status, data)
+			}
+			if err == nil {
+				name := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.pprof", strings.ReplaceAll(s.name, " ", "-"), label, load.name))
+				err = os.WriteFile(name, data, 0o644)
+			}
+		}
+		stop()
+		wg.Wait()
+		if err != nil {
+			t.Errorf("profile of %s %s under %s: %v", s.name, label, load.name, err)
+		}
+	}
 }

@@ -35,6 +35,8 @@ type target interface {
 	watch(ctx context.Context, ns, rv string, added chan<- string) error
 	// resourceVersion returns the list resourceVersion of ns.
 	resourceVersion(ctx context.Context, ns string) (string, error)
+	// config is the client configuration of the server.
+	config() *rest.Config
 }
 
 // benchJob is the realistic Job every server gets: one container with a
@@ -146,6 +148,8 @@ func newUpstreamTarget(cfg *rest.Config, contentType string) (*upstreamTarget, e
 	return &upstreamTarget{cfg: cfg, client: c}, err
 }
 
+func (u *upstreamTarget) config() *rest.Config { return u.cfg }
+
 func (u *upstreamTarget) create(ctx context.Context, ns, name string) error {
 	_, err := u.client.BatchV1().Jobs(ns).Create(ctx, benchJob(name), metav1.CreateOptions{})
 	return err
@@ -211,6 +215,8 @@ func newOurTarget(cfg *rest.Config, contentType string) (*ourTarget, error) {
 	c, err := versioned.NewForConfig(cfg)
 	return &ourTarget{cfg: cfg, client: c}, err
 }
+
+func (o *ourTarget) config() *rest.Config { return o.cfg }
 
 func (o *ourTarget) create(ctx context.Context, ns, name string) error {
 	_, err := o.client.BatchV1().Jobs(ns).Create(ctx, ourJob(name), metav1.CreateOptions{})

@@ -22,6 +22,57 @@ mkdir -p "${GOBIN}"
 # shellcheck source=/dev/null
 source "${CODEGEN_PKG}/kube_codegen.sh"
 
+# Protobuf: generated.proto and generated.pb.go next to the external types,
+# and the protobuf struct tags in their types.go, by go-to-protobuf as for
+# k8s.io/api. The field numbers are those of the protobuf tags already in
+# types.go (upstream's batch/v1 numbers); a new field gets the next free one.
+# go-to-protobuf runs `protoc` with code-generator's protoc-gen-gogo, and
+# `goimports`: protoc is hack/protoc, a pure-Go protoc (bufbuild/protocompile)
+# built from Go modules like everything else here, so no system protoc is
+# needed; goimports is pinned in hack/protoc/go.mod.
+(
+    cd "${ROOT}/hack/protoc"
+    GOWORK=off go build -o "${GOBIN}/protoc" .
+    GOWORK=off go build -o "${GOBIN}/goimports" golang.org/x/tools/cmd/goimports
+)
+(
+    # Built in code-generator's own module, as kube_codegen.sh builds the
+    # other generators, so gogo/protobuf never enters our go.mod.
+    cd "${CODEGEN_PKG}"
+    GO111MODULE=on go install k8s.io/code-generator/cmd/go-to-protobuf k8s.io/code-generator/cmd/go-to-protobuf/protoc-gen-gogo
+)
+# protoc finds an imported .proto by its Go import path under an -I
+# directory, as in a GOPATH: a scratch tree links each import path to its
+# module (ours, k8s.io/api, k8s.io/apimachinery, and gogo/protobuf for the
+# gogo.proto the intermediate IDL imports). Only our packages are written;
+# the packages prefixed with '-' are read for their types and their existing
+# generated.proto, never regenerated.
+PROTO_SRC="$(mktemp -d)"
+trap 'rm -rf "${PROTO_SRC}"' EXIT
+mkdir -p "${PROTO_SRC}/k8s.io" "${PROTO_SRC}/github.com/gogo" "${PROTO_SRC}/$(dirname "${MODULE}")"
+ln -s "${ROOT}" "${PROTO_SRC}/${MODULE}"
+ln -s "$(go list -m -f '{{.Dir}}' k8s.io/api)" "${PROTO_SRC}/k8s.io/api"
+ln -s "$(go list -m -f '{{.Dir}}' k8s.io/apimachinery)" "${PROTO_SRC}/k8s.io/apimachinery"
+ln -s "$(cd "${CODEGEN_PKG}" && go list -m -f '{{.Dir}}' github.com/gogo/protobuf)" "${PROTO_SRC}/github.com/gogo/protobuf"
+PROTO_APIMACHINERY_PKGS=(
+    -k8s.io/apimachinery/pkg/util/intstr
+    -k8s.io/apimachinery/pkg/api/resource
+    -k8s.io/apimachinery/pkg/runtime/schema
+    -k8s.io/apimachinery/pkg/runtime
+    -k8s.io/apimachinery/pkg/apis/meta/v1
+)
+PROTO_PKGS=(
+    -k8s.io/api/core/v1
+    "${MODULE}/pkg/apis/batch/v1"
+    "${MODULE}/pkg/apis/batch/v1beta1"
+)
+PATH="${GOBIN}:${PATH}" "${GOBIN}/go-to-protobuf" \
+    --go-header-file "${BOILERPLATE}" \
+    --output-dir "${PROTO_SRC}" \
+    --proto-import "${PROTO_SRC}" \
+    --apimachinery-packages "$(IFS=, ; echo "${PROTO_APIMACHINERY_PKGS[*]}")" \
+    --packages "$(IFS=, ; echo "${PROTO_PKGS[*]}")"
+
 kube::codegen::gen_helpers \
     --boilerplate "${BOILERPLATE}" \
     "${ROOT}/pkg/apis"

@@ -36,9 +36,21 @@ import (
 )
 
 // listeningTCPPorts returns the local ports of the TCP sockets in LISTEN
-// state in this network namespace.
+// state that this process holds (other test processes open and close
+// their own listeners meanwhile).
 func listeningTCPPorts(t *testing.T) []string {
 	t.Helper()
+	ours := map[string]bool{}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatalf("reading /proc/self/fd: %v", err)
+	}
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, "socket:[") {
+			ours[strings.TrimSuffix(strings.TrimPrefix(target, "socket:["), "]")] = true
+		}
+	}
 	var ports []string
 	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(file)
@@ -52,8 +64,9 @@ func listeningTCPPorts(t *testing.T) []string {
 		s.Scan() // header
 		for s.Scan() {
 			fields := strings.Fields(s.Text())
-			// local_address is fields[1] (hex ip:port), st is fields[3]; 0A is LISTEN.
-			if len(fields) > 3 && fields[3] == "0A" {
+			// local_address is fields[1] (hex ip:port), st is fields[3] (0A
+			// is LISTEN), inode is fields[9].
+			if len(fields) > 9 && fields[3] == "0A" && ours[fields[9]] {
 				ports = append(ports, fields[1][strings.LastIndex(fields[1], ":")+1:])
 			}
 		}

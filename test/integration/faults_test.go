@@ -240,7 +240,7 @@ func TestWatchBookmarks(t *testing.T) {
 	for ev := range w.ResultChan() {
 		job, ok := ev.Object.(*batchv1.Job)
 		if !ok {
-			t.Fatalf("event %s with %T", ev.Type, ev.Object)
+			t.Fatalf("event %s with %T: %v", ev.Type, ev.Object, ev.Object)
 		}
 		switch ev.Type {
 		case watch.Bookmark:
@@ -262,9 +262,10 @@ func TestWatchBookmarks(t *testing.T) {
 
 // An etcd outage under load: requests fail cleanly (5xx, or the client's
 // timeout), never with a wrong answer; /readyz reports it; the server
-// recovers by itself once etcd is back; nothing acknowledged is lost.
+// recovers by itself once etcd is back; nothing acknowledged is lost. The
+// server reaches etcd over gRPC, as it reaches an external etcd.
 func TestEtcdOutage(t *testing.T) {
-	ts := framework.StartServer(t)
+	ts := framework.StartServer(t, framework.EtcdOverGRPC)
 	ctx := testContext(t)
 	ns := testNamespace(t)
 	cfg := rest.CopyConfig(ts.ClientConfig)

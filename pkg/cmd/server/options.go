@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -70,6 +71,12 @@ type Options struct {
 	Listener net.Listener
 
 	Stdout io.Writer
+
+	// InProcessEtcd, when set, is the embedded etcd member the storage
+	// calls in process (Run sets it in standalone mode; tests may set it
+	// to the member they started). The etcd servers still name the
+	// member's socket, for the health checks.
+	InProcessEtcd *embeddedetcd.Server
 
 	// standalone is decided once, in Complete, before the embedded etcd
 	// fills in the etcd servers.
@@ -298,6 +305,19 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 	if clientCAReady != nil {
 		serverConfig.AddReadyzChecks(clientCAReady)
 	}
+	if o.InProcessEtcd != nil {
+		etcdOpts := o.RecommendedOptions.Etcd
+		// The same rule as the options' own RESTOptionsGetter: cached
+		// unless --watch-cache=false or a size of 0 for the resource.
+		sizes, err := genericoptions.ParseWatchCacheSizes(etcdOpts.WatchCacheSizes)
+		if err != nil {
+			return nil, nil, err
+		}
+		serverConfig.RESTOptionsGetter = o.InProcessEtcd.InProcessStorage(serverConfig.RESTOptionsGetter, func(gr schema.GroupResource) bool {
+			size, ok := sizes[gr]
+			return etcdOpts.EnableWatchCache && (!ok || size > 0)
+		})
+	}
 	if certs != nil {
 		if err := applyStandaloneAuth(&serverConfig.Config, certs); err != nil {
 			return nil, nil, err
@@ -369,6 +389,7 @@ func (o *Options) Run(ctx context.Context) error {
 			}
 		}()
 		o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = etcd.Endpoints()
+		o.InProcessEtcd = etcd
 		logger.Info("Started embedded etcd", "dataDir", o.DataDir, "endpoints", etcd.Endpoints())
 	}
 

@@ -37,15 +37,21 @@ type TestServer struct {
 	// EtcdEndpoints lets a test read and write etcd directly.
 	EtcdEndpoints []string
 
-	t       testing.TB
-	etcdCfg embeddedetcd.Config
-	etcd    *embeddedetcd.Server
-	cancel  context.CancelFunc
-	stopped chan error
+	t        testing.TB
+	overGRPC bool
+	etcdCfg  embeddedetcd.Config
+	etcd     *embeddedetcd.Server
+	cancel   context.CancelFunc
+	stopped  chan error
 }
 
 // Option changes the server options before it starts.
 type Option func(*server.Options)
+
+// EtcdOverGRPC makes the server reach its etcd over gRPC on the member's
+// socket, as it reaches an external etcd, instead of in process: needed by
+// tests that stop and restart etcd under a running server.
+func EtcdOverGRPC(o *server.Options) { o.InProcessEtcd = nil }
 
 // StartServer starts a server on a new data dir and stops it at the end of the test.
 func StartServer(t testing.TB, opts ...Option) *TestServer {
@@ -82,6 +88,8 @@ func StartServerWithEtcd(t testing.TB, dataDir string, changeEtcd func(*embedded
 	o := server.NewOptions(nil)
 	o.DataDir = dataDir
 	o.Listener = ln
+	// As in standalone mode: the storage calls the member in process.
+	o.InProcessEtcd = etcd
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -95,6 +103,7 @@ func StartServerWithEtcd(t testing.TB, dataDir string, changeEtcd func(*embedded
 
 	ctx, cancel := context.WithCancel(context.Background())
 	ts := &TestServer{
+		overGRPC:      o.InProcessEtcd == nil,
 		DataDir:       dataDir,
 		EtcdEndpoints: etcd.Endpoints(),
 		t:             t,
@@ -162,6 +171,9 @@ func (ts *TestServer) Stop() {
 // the server keeps running.
 func (ts *TestServer) StopEtcd() {
 	ts.t.Helper()
+	if !ts.overGRPC {
+		ts.t.Fatalf("the server calls its etcd in process and cannot outlive it; start it with framework.EtcdOverGRPC")
+	}
 	if err := ts.etcd.Close(); err != nil {
 		ts.t.Fatalf("stopping etcd: %v", err)
 	}

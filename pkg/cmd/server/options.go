@@ -34,6 +34,7 @@ import (
 	baseversion "k8s.io/component-base/version"
 	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/apiserver"
@@ -350,7 +351,8 @@ func applyStandaloneAuth(c *genericapiserver.Config, certs *StandaloneCerts) err
 	if err := c.Authentication.ApplyClientCert(caProvider, c.SecureServing); err != nil {
 		return fmt.Errorf("assigning client CA: %w", err)
 	}
-	c.Authentication.Authenticator = x509.NewDynamic(caProvider.VerifyOptions, x509.CommonNameUserConversion)
+	c.Authentication.Authenticator = newCachingCertAuthenticator(
+		x509.NewDynamic(caProvider.VerifyOptions, x509.CommonNameUserConversion), caProvider.VerifyOptions, clock.RealClock{})
 
 	healthPaths, err := path.NewAuthorizer([]string{"/healthz", "/livez", "/readyz"})
 	if err != nil {

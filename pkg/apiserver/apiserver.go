@@ -58,22 +58,6 @@ func (cfg *Config) Complete() CompletedConfig {
 	return CompletedConfig{GenericConfig: cfg.GenericConfig.Complete()}
 }
 
-// withoutProtobuf offers every media type of the wrapped serializer but protobuf.
-type withoutProtobuf struct {
-	runtime.NegotiatedSerializer
-}
-
-// SupportedMediaTypes returns the wrapped media types without protobuf.
-func (s withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo {
-	var infos []runtime.SerializerInfo
-	for _, info := range s.NegotiatedSerializer.SupportedMediaTypes() {
-		if info.MediaType != runtime.ContentTypeProtobuf {
-			infos = append(infos, info)
-		}
-	}
-	return infos
-}
-
 // Server is the batch apiserver: a generic apiserver with the batch.jobs.dev group installed.
 type Server struct {
 	GenericAPIServer *genericapiserver.GenericAPIServer
@@ -92,12 +76,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	}
 
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(batch.GroupName, Scheme, metav1.ParameterCodec, Codecs)
-	// Our types have no protobuf encoding: do not offer it, or clients that
-	// prefer it (the namespace controller deleting a collection) get a
-	// failed response instead of falling back to JSON.
-	// Wrap the group's own codec factory (not the package's Codecs): it is
-	// the one with the streaming LIST encoders.
-	apiGroupInfo.NegotiatedSerializer = withoutProtobuf{apiGroupInfo.NegotiatedSerializer}
+	// Its NegotiatedSerializer is the group's own codec factory, with the
+	// streaming LIST encoders; it offers JSON, YAML and protobuf (our
+	// external types have generated protobuf encodings).
 	jobStorage, jobStatusStorage, err := jobregistry.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter)
 	if err != nil {
 		return nil, fmt.Errorf("creating job storage: %w", err)

@@ -182,9 +182,6 @@ func FuzzDecodeJob(f *testing.F) {
 		// writes decodes again.
 		for _, gv := range []schema.GroupVersion{batchv1.SchemeGroupVersion, batchv1beta1.SchemeGroupVersion} {
 			for _, info := range Codecs.SupportedMediaTypes() {
-				if info.MediaType == runtime.ContentTypeProtobuf {
-					continue // the server does not offer protobuf (withoutProtobuf)
-				}
 				var buf bytes.Buffer
 				if err := Codecs.EncoderForVersion(info.Serializer, gv).Encode(job.DeepCopy(), &buf); err != nil {
 					if info.MediaType == runtime.ContentTypeYAML && strings.Contains(err.Error(), yamlControlCharacters) {

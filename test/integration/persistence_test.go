@@ -1,12 +1,13 @@
 package integration
 
 import (
-	"encoding/json"
+	"bytes"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
@@ -17,8 +18,9 @@ import (
 )
 
 // TestJobPersistence stores Jobs written every way (create, status update,
-// v1beta1, server-side apply), checks they are stored as v1 in etcd, stops
-// the server, starts a new one on the same data dir, and finds the same
+// v1beta1, server-side apply), checks they are stored as v1 in etcd, in
+// protobuf, stops the server, starts a new one on the same data dir, and
+// finds the same
 // objects: same UIDs, resourceVersions, status and managedFields. The new
 // server takes writes, and a watch resumed from a resourceVersion of the old
 // one sees them.
@@ -75,12 +77,18 @@ func TestJobPersistence(t *testing.T) {
 		if len(resp.Kvs) != 1 {
 			t.Fatalf("etcd has %d values at %s, want 1", len(resp.Kvs), framework.JobKey(ns, job.Name))
 		}
-		var stored metav1.TypeMeta
-		if err := json.Unmarshal(resp.Kvs[0].Value, &stored); err != nil {
-			t.Fatalf("decoding %s as JSON: %v", job.Name, err)
+		// Stored in protobuf: the prefix, then a runtime.Unknown naming
+		// the version.
+		value := resp.Kvs[0].Value
+		if !bytes.HasPrefix(value, protobufStoragePrefix) {
+			t.Fatalf("%s is not stored as protobuf: %q", job.Name, value)
 		}
-		if want := (metav1.TypeMeta{APIVersion: "batch.jobs.dev/v1", Kind: "Job"}); stored != want {
-			t.Errorf("%s stored as %v, want %v", job.Name, stored, want)
+		var stored runtime.Unknown
+		if err := stored.Unmarshal(value[len(protobufStoragePrefix):]); err != nil {
+			t.Fatalf("decoding %s as protobuf: %v", job.Name, err)
+		}
+		if want := (runtime.TypeMeta{APIVersion: "batch.jobs.dev/v1", Kind: "Job"}); stored.TypeMeta != want {
+			t.Errorf("%s stored as %v, want %v", job.Name, stored.TypeMeta, want)
 		}
 	}
 

@@ -102,6 +102,9 @@ func NewOptions(out io.Writer) *Options {
 	}
 	o.RecommendedOptions.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	o.RecommendedOptions.SecureServing.BindPort = defaultBindPort
+	// Stored in protobuf, as kube-apiserver stores; Config builds the
+	// storage codec from --storage-media-type.
+	o.RecommendedOptions.Etcd.DefaultStorageMediaType = apiserver.DefaultStorageMediaType
 	return o
 }
 
@@ -300,6 +303,15 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// The generic options store with the codec given to
+	// NewRecommendedOptions whatever --storage-media-type says: replace it
+	// with one that encodes in that media type (and decodes any).
+	storageCodec, storageVersioner, err := apiserver.NewStorageCodec(o.RecommendedOptions.Etcd.DefaultStorageMediaType)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--storage-media-type: %w", err)
+	}
+	o.RecommendedOptions.Etcd.StorageConfig.Codec = storageCodec
+	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = storageVersioner
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, nil, fmt.Errorf("applying options: %w", err)
 	}

@@ -12,10 +12,10 @@ import (
 )
 
 // TestRoundTripTypes fuzzes the internal Job and JobList, converts them to v1
-// and v1beta1, encodes them as JSON, decodes them (with defaulting) and
-// converts them back, and expects the original object.
+// and v1beta1, encodes them as JSON and as protobuf, decodes them (with
+// defaulting) and converts them back, and expects the original object.
 func TestRoundTripTypes(t *testing.T) {
-	roundtrip.RoundTripTestForAPIGroup(t, Install, fuzzer.Funcs)
+	roundtrip.RoundTripProtobufTestForAPIGroup(t, Install, fuzzer.Funcs)
 }
 
 // TestRoundTripToUnstructured converts every served version through JSON and

@@ -1,0 +1,30 @@
+package apiserver
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+)
+
+// DefaultStorageMediaType is the media type objects are stored in unless
+// --storage-media-type says otherwise: protobuf, as kube-apiserver stores
+// its built-in types.
+const DefaultStorageMediaType = runtime.ContentTypeProtobuf
+
+// NewStorageCodec returns the codec objects are stored with, as
+// kube-apiserver's storage factory builds it: it encodes v1 (the storage
+// version) in mediaType and decodes whatever is stored, JSON, YAML or
+// protobuf, to the internal version; and the versioner of what it encodes.
+// The generic EtcdOptions store with StorageConfig.Codec as given and read
+// --storage-media-type only in kube-apiserver's own storage factory, so the
+// server sets the codec from the flag itself.
+func NewStorageCodec(mediaType string) (runtime.Codec, runtime.GroupVersioner, error) {
+	return serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
+		StorageMediaType:  mediaType,
+		StorageSerializer: Codecs,
+		StorageVersion:    batchv1.SchemeGroupVersion,
+		MemoryVersion:     batch.SchemeGroupVersion,
+	})
+}

@@ -47,13 +47,23 @@ source "${CODEGEN_PKG}/kube_codegen.sh"
 # gogo.proto the intermediate IDL imports). Only our packages are written;
 # the packages prefixed with '-' are read for their types and their existing
 # generated.proto, never regenerated.
+# (`go list -m` names a module's directory only once it is downloaded.)
+go mod download k8s.io/api k8s.io/apimachinery
+(cd "${CODEGEN_PKG}" && go mod download github.com/gogo/protobuf)
 PROTO_SRC="$(mktemp -d)"
 trap 'rm -rf "${PROTO_SRC}"' EXIT
 mkdir -p "${PROTO_SRC}/k8s.io" "${PROTO_SRC}/github.com/gogo" "${PROTO_SRC}/$(dirname "${MODULE}")"
-ln -s "${ROOT}" "${PROTO_SRC}/${MODULE}"
-ln -s "$(go list -m -f '{{.Dir}}' k8s.io/api)" "${PROTO_SRC}/k8s.io/api"
-ln -s "$(go list -m -f '{{.Dir}}' k8s.io/apimachinery)" "${PROTO_SRC}/k8s.io/apimachinery"
-ln -s "$(cd "${CODEGEN_PKG}" && go list -m -f '{{.Dir}}' github.com/gogo/protobuf)" "${PROTO_SRC}/github.com/gogo/protobuf"
+proto_link() { # proto_link IMPORT_PATH DIR
+    if [ -z "$2" ] || [ ! -d "$2" ]; then
+        echo "update-codegen: no module directory for $1" >&2
+        exit 1
+    fi
+    ln -s "$2" "${PROTO_SRC}/$1"
+}
+proto_link "${MODULE}" "${ROOT}"
+proto_link k8s.io/api "$(go list -m -f '{{.Dir}}' k8s.io/api)"
+proto_link k8s.io/apimachinery "$(go list -m -f '{{.Dir}}' k8s.io/apimachinery)"
+proto_link github.com/gogo/protobuf "$(cd "${CODEGEN_PKG}" && go list -m -f '{{.Dir}}' github.com/gogo/protobuf)"
 PROTO_APIMACHINERY_PKGS=(
     -k8s.io/apimachinery/pkg/util/intstr
     -k8s.io/apimachinery/pkg/api/resource

@@ -193,7 +193,10 @@ func TestSideBySide(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	etcd, err := framework.StartEtcdCluster(ctx, filepath.Join(dir, "etcd"), dir, 1)
+	// A production etcd: fsync on (as in the standalone server's embedded
+	// member), room for every server's Jobs.
+	etcd, err := framework.StartEtcdClusterWith(ctx, filepath.Join(dir, "etcd"), dir, 1,
+		framework.EtcdClusterOptions{Fsync: true, QuotaBackendBytes: 8 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,6 +565,14 @@ func profile(ctx context.Context, t *testing.T, dir string, s *server, label str
 		{"create", func(ctx context.Context, i int) error { return tg.create(ctx, ns, fmt.Sprintf("p-%d", i)) }},
 		{"update-status", func(ctx context.Context, i int) error { return tg.updateStatus(ctx, ns, fmt.Sprintf("p-%d", i%1000)) }},
 		{"list", func(ctx context.Context, _ int) error { _, _, err := tg.list(ctx, ns, 0, ""); return err }},
+	}
+	// The heap with everything stored, before the profiling loads.
+	if resp, err := httpClient.Get(strings.TrimSuffix(tg.config().Host, "/") + "/debug/pprof/heap"); err == nil {
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%s-heap.pprof", strings.ReplaceAll(s.name, " ", "-"), label)), data, 0o644)
+		}
 	}
 	for _, load := range loads {
 		lctx, stop := context.WithCancel(ctx)

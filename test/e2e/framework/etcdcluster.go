@@ -32,6 +32,17 @@ type EtcdMemberSpec struct {
 	ClientURL      string
 	PeerURL        string
 	InitialCluster string
+	// Fsync keeps etcd's fsync (tests turn it off; the benchmark keeps it,
+	// as a production etcd and the standalone server's embedded one do).
+	Fsync bool
+	// QuotaBackendBytes is the backend quota; zero means 256 MiB.
+	QuotaBackendBytes int64
+}
+
+// EtcdClusterOptions change the members StartEtcdClusterWith starts.
+type EtcdClusterOptions struct {
+	Fsync             bool
+	QuotaBackendBytes int64
 }
 
 // RunEtcdMemberIfAsked runs the member EnvEtcdMember describes until
@@ -58,9 +69,12 @@ func RunEtcdMemberIfAsked() (ran bool, exitCode int) {
 	cfg.AdvertisePeerUrls = []url.URL{*peer}
 	cfg.InitialCluster = spec.InitialCluster
 	cfg.InitialClusterToken = "e2e-ha"
-	cfg.UnsafeNoFsync = true
+	cfg.UnsafeNoFsync = !spec.Fsync
 	cfg.LogLevel = "error"
 	cfg.QuotaBackendBytes = 256 << 20
+	if spec.QuotaBackendBytes > 0 {
+		cfg.QuotaBackendBytes = spec.QuotaBackendBytes
+	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "etcd member %s: %v\n", spec.Name, err)
@@ -89,10 +103,15 @@ type EtcdCluster struct {
 // serves a write. Ports are chosen free but can be taken by another
 // process before a member binds them; then it starts over on new ports.
 func StartEtcdCluster(ctx context.Context, dir, logDir string, n int) (*EtcdCluster, error) {
+	return StartEtcdClusterWith(ctx, dir, logDir, n, EtcdClusterOptions{})
+}
+
+// StartEtcdClusterWith is StartEtcdCluster with opts.
+func StartEtcdClusterWith(ctx context.Context, dir, logDir string, n int, opts EtcdClusterOptions) (*EtcdCluster, error) {
 	var err error
 	for attempt := range 3 {
 		var c *EtcdCluster
-		c, err = startEtcdCluster(ctx, filepath.Join(dir, strconv.Itoa(attempt)), logDir, n)
+		c, err = startEtcdCluster(ctx, filepath.Join(dir, strconv.Itoa(attempt)), logDir, n, opts)
 		if err == nil {
 			return c, nil
 		}
@@ -103,7 +122,7 @@ func StartEtcdCluster(ctx context.Context, dir, logDir string, n int) (*EtcdClus
 	return nil, err
 }
 
-func startEtcdCluster(ctx context.Context, dir, logDir string, n int) (*EtcdCluster, error) {
+func startEtcdCluster(ctx context.Context, dir, logDir string, n int, opts EtcdClusterOptions) (*EtcdCluster, error) {
 	specs := make([]EtcdMemberSpec, n)
 	var initial []string
 	for i := range specs {
@@ -120,6 +139,9 @@ func startEtcdCluster(ctx context.Context, dir, logDir string, n int) (*EtcdClus
 			Dir:       filepath.Join(dir, "m"+strconv.Itoa(i)),
 			ClientURL: "http://127.0.0.1:" + strconv.Itoa(clientPort),
 			PeerURL:   "http://127.0.0.1:" + strconv.Itoa(peerPort),
+			Fsync:     opts.Fsync,
+
+			QuotaBackendBytes: opts.QuotaBackendBytes,
 		}
 		initial = append(initial, specs[i].Name+"="+specs[i].PeerURL)
 	}

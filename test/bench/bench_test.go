@@ -258,9 +258,12 @@ func TestSideBySide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ns := range []string{"bench-kube-apiserver-0", "bench-kube-apiserver-1", "bench-batch-apiserver-aggregated-0"} {
-		if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
+	for _, s := range []*server{kube, agg} {
+		for fi := 0; fi < len(s.targets); fi++ {
+			ns := benchNamespace(s, fi)
+			if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	// The aggregated server learns of them through its informer.
@@ -312,7 +315,7 @@ func rawEtcd(ctx context.Context, t *testing.T, res *results, endpoints []string
 // memory and watch fan-out.
 func loadServer(ctx context.Context, t *testing.T, res *results, s *server, format string, tg target, n, stored, formatIndex int) {
 	label := map[string]string{jsonType: "JSON", protobufType: "protobuf"}[format]
-	ns := fmt.Sprintf("bench-%s-%d", strings.ReplaceAll(s.name, " ", "-"), formatIndex)
+	ns := benchNamespace(s, formatIndex)
 	name := func(phase string, i int) string { return fmt.Sprintf("%s-%d", phase, i) }
 	phase := func(metric string, count, c int, op func(ctx context.Context, i int) error) {
 		// Three repeats of a third each; the median counts.
@@ -386,6 +389,11 @@ func loadServer(ctx context.Context, t *testing.T, res *results, s *server, form
 	phase("delete c=1", one, 1, func(ctx context.Context, i int) error { return tg.delete(ctx, ns, name("s", i)) })
 }
 
+// benchNamespace is the namespace of the formatIndex-th format of s.
+func benchNamespace(s *server, formatIndex int) string {
+	return fmt.Sprintf("bench-%s-%d", strings.ReplaceAll(s.name, " ", "-"), formatIndex)
+}
+
 // watchFanOut opens 50 watchers, creates burst Jobs at concurrency 32 and
 // counts what each watcher got: lost and duplicated events, delivery lag.
 func watchFanOut(ctx context.Context, t *testing.T, res *results, s *server, label string, tg target, ns string, burst int) {
@@ -411,6 +419,8 @@ func watchFanOut(ctx context.Context, t *testing.T, res *results, s *server, lab
 	var lost, dup atomic.Int64
 	var wg sync.WaitGroup
 	done := make(chan struct{})
+	// Closed when creates failed: the watchers wait for nothing more.
+	abort := make(chan struct{})
 	for _, ch := range chans {
 		wg.Add(1)
 		go func() {
@@ -434,6 +444,8 @@ func watchFanOut(ctx context.Context, t *testing.T, res *results, s *server, lab
 				case <-deadline:
 					lost.Add(int64(burst - len(seen)))
 					return
+				case <-abort:
+					return
 				}
 			}
 			// A duplicate would come right after.
@@ -454,6 +466,9 @@ func watchFanOut(ctx context.Context, t *testing.T, res *results, s *server, lab
 		}
 		return err
 	})
+	if errs > 0 {
+		close(abort)
+	}
 	go func() { wg.Wait(); close(done) }()
 	<-done
 	if errs > 0 {

@@ -338,6 +338,11 @@ func embedConfig(cfg Config, logger *zap.Logger, clientURL url.URL, peerURL *url
 		ec.AdvertisePeerUrls = []url.URL{*peerURL}
 	}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	// A member alone elects itself after one election timeout: 100 ms
+	// instead of etcd's 1 s makes a new data dir ready that much sooner.
+	// With no peers the heartbeat only ticks the member's own raft.
+	ec.TickMs = 10
+	ec.ElectionMs = 100
 	ec.MaxRequestBytes = MaxRequestBytes
 	if cfg.MaxRequestBytes > 0 {
 		ec.MaxRequestBytes = cfg.MaxRequestBytes

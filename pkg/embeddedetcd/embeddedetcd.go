@@ -35,6 +35,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -63,6 +64,17 @@ const (
 	// serveStoppedMessage is what etcd logs, at error level, for each of its
 	// listeners when they close, including on a clean shutdown.
 	serveStoppedMessage = "setting up serving from embedded etcd failed."
+
+	// storageVersionMessage is what etcd logs, at error level, when it
+	// cannot record its storage version yet: right after a new member
+	// first leads, before its backend holds the raft term ("missing term
+	// information"), or while it closes. It tries again a few seconds
+	// later, or on the next start.
+	storageVersionMessage = "failed to update storage version"
+
+	// storageVersionTooEarly is the error of storageVersionMessage before
+	// the backend holds the raft term.
+	storageVersionTooEarly = "missing term information"
 
 	// lockFileName is the file in the data directory that a running member
 	// holds locked.
@@ -393,12 +405,35 @@ func (f shutdownNoiseFilter) With(fields []zapcore.Field) zapcore.Core {
 	return shutdownNoiseFilter{Core: f.Core.With(fields), closing: f.closing}
 }
 
-// Check drops serveStoppedMessage once closing is set.
+// Check drops serveStoppedMessage once closing is set, and leaves
+// storageVersionMessage to Write, which sees its error.
 func (f shutdownNoiseFilter) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	if ent.Message == serveStoppedMessage && f.closing.Load() {
 		return ce
 	}
+	if ent.Message == storageVersionMessage {
+		if f.Enabled(ent.Level) {
+			return ce.AddCore(ent, f)
+		}
+		return ce
+	}
 	return f.Core.Check(ent, ce)
+}
+
+// Write drops storageVersionMessage while closing or when it is only too
+// early, and writes everything else.
+func (f shutdownNoiseFilter) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	if ent.Message == storageVersionMessage {
+		if f.closing.Load() {
+			return nil
+		}
+		for _, field := range fields {
+			if err, ok := field.Interface.(error); ok && field.Type == zapcore.ErrorType && strings.Contains(err.Error(), storageVersionTooEarly) {
+				return nil
+			}
+		}
+	}
+	return f.Core.Write(ent, fields)
 }
 
 // parseLoopbackURL parses a client or peer URL. It returns nil for an empty

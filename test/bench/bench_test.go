@@ -59,11 +59,6 @@ var scheme = struct{ upstream, ours runtime.Decoder }{
 	ours:     ourscheme.Codecs.UniversalDeserializer(),
 }
 
-func decodeList(_ string, data []byte, into runtime.Object, d runtime.Decoder) error {
-	_, _, err := d.Decode(data, nil, into)
-	return err
-}
-
 func TestMain(m *testing.M) {
 	// The benchmark's etcd is a copy of this binary.
 	if ran, code := framework.RunEtcdMemberIfAsked(); ran {
@@ -593,13 +588,13 @@ func profile(ctx context.Context, t *testing.T, dir string, s *server, label str
 		{"update-status", func(ctx context.Context, i int) error { return tg.updateStatus(ctx, ns, fmt.Sprintf("p-%d", i%1000)) }},
 		{"list", func(ctx context.Context, _ int) error { _, _, err := tg.list(ctx, ns, 0, ""); return err }},
 	}
+	base := strings.TrimSuffix(tg.config().Host, "/") + "/debug/pprof/"
+	file := func(what string) string {
+		return filepath.Join(dir, fmt.Sprintf("%s-%s-%s.pprof", strings.ReplaceAll(s.name, " ", "-"), label, what))
+	}
 	// The heap with everything stored, before the profiling loads.
-	if resp, err := httpClient.Get(strings.TrimSuffix(tg.config().Host, "/") + "/debug/pprof/heap"); err == nil {
-		data, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%s-heap.pprof", strings.ReplaceAll(s.name, " ", "-"), label)), data, 0o644)
-		}
+	if err := savePprof(httpClient, base+"heap", file("heap")); err != nil {
+		t.Errorf("heap of %s %s: %v", s.name, label, err)
 	}
 	for _, load := range loads {
 		lctx, stop := context.WithCancel(ctx)
@@ -618,24 +613,28 @@ func profile(ctx context.Context, t *testing.T, dir string, s *server, label str
 				}
 			}()
 		}
-		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(tg.config().Host, "/"), seconds)
-		resp, err := httpClient.Get(url)
-		if err == nil {
-			var data []byte
-			data, err = io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err == nil && resp.StatusCode != http.StatusOK {
-				err = fmt.Errorf("%s: %s", resp.Status, data)
-			}
-			if err == nil {
-				name := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.pprof", strings.ReplaceAll(s.name, " ", "-"), label, load.name))
-				err = os.WriteFile(name, data, 0o644)
-			}
-		}
+		err := savePprof(httpClient, fmt.Sprintf("%sprofile?seconds=%d", base, seconds), file(load.name))
 		stop()
 		wg.Wait()
 		if err != nil {
 			t.Errorf("profile of %s %s under %s: %v", s.name, label, load.name, err)
 		}
 	}
+}
+
+// savePprof GETs a pprof endpoint and writes what it answers to name.
+func savePprof(c *http.Client, url, name string) error {
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", resp.Status, data)
+	}
+	return os.WriteFile(name, data, 0o644)
 }

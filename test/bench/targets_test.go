@@ -178,7 +178,7 @@ func (u *upstreamTarget) delete(ctx context.Context, ns, name string) error {
 func (u *upstreamTarget) list(ctx context.Context, ns string, limit int64, cont string) (int, string, error) {
 	return rawList(ctx, u.client.BatchV1().RESTClient(), u.cfg.ContentType, ns, limit, cont, func(data []byte) (string, error) {
 		var l upbatchv1.JobList
-		err := decodeList(u.cfg.ContentType, data, &l, scheme.upstream)
+		_, _, err := scheme.upstream.Decode(data, nil, &l)
 		return l.Continue, err
 	})
 }
@@ -246,7 +246,7 @@ func (o *ourTarget) delete(ctx context.Context, ns, name string) error {
 func (o *ourTarget) list(ctx context.Context, ns string, limit int64, cont string) (int, string, error) {
 	return rawList(ctx, o.client.BatchV1().RESTClient(), o.cfg.ContentType, ns, limit, cont, func(data []byte) (string, error) {
 		var l batchv1.JobList
-		err := decodeList(o.cfg.ContentType, data, &l, scheme.ours)
+		_, _, err := scheme.ours.Decode(data, nil, &l)
 		return l.Continue, err
 	})
 }

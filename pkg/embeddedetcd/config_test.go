@@ -90,3 +90,33 @@ func TestStartRejectsInvalidConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestRaftLogKeptInMemory checks how many writes the member keeps in its
+// in-memory raft log: fewer when alone (no follower ever catches up from
+// it), etcd's defaults with peers, and what the caller asks either way.
+func TestRaftLogKeptInMemory(t *testing.T) {
+	peer := &url.URL{Scheme: "http", Host: "127.0.0.1:2380"}
+	client := url.URL{Scheme: "http", Host: "127.0.0.1:2379"}
+	type kept struct{ SnapshotCount, CatchUp uint64 }
+	cases := []struct {
+		name string
+		cfg  Config
+		peer *url.URL
+		want kept
+	}{
+		{name: "lone member", want: kept{LoneMemberSnapshotCount, LoneMemberSnapshotCatchUpEntries}},
+		{name: "member with peers", peer: peer, want: kept{10000, 5000}},
+		{name: "lone member, count asked", cfg: Config{SnapshotCount: 300}, want: kept{300, LoneMemberSnapshotCatchUpEntries}},
+		{name: "member with peers, count asked", cfg: Config{SnapshotCount: 300}, peer: peer, want: kept{300, 5000}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.DataDir = t.TempDir()
+			ec := embedConfig(tc.cfg, nil, client, tc.peer)
+			got := kept{ec.SnapshotCount, ec.SnapshotCatchUpEntries}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("raft log kept (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -47,6 +47,11 @@ const (
 	// EnvBenchOurFormats set to "json" leaves out protobuf for
 	// batch-apiserver (for builds from before it served protobuf).
 	EnvBenchOurFormats = "BENCH_OUR_FORMATS"
+	// EnvBenchServers limits the run to some servers, a comma-separated
+	// list of kube, aggregated and standalone (all three when unset); raw
+	// etcd runs with kube or aggregated. For quick runs while profiling:
+	// the ratios need kube.
+	EnvBenchServers = "BENCH_SERVERS"
 )
 
 const (
@@ -184,13 +189,55 @@ func TestSideBySide(t *testing.T) {
 	n := int(3000 * scale)
 	stored := int(10000 * scale)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
-	defer cancel()
+	// Cleanups run last to first: the servers stop before this cancels.
+	t.Cleanup(cancel)
 	dir := t.TempDir()
 	bins, err := framework.FindBinaries(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 
+	wanted := map[string]bool{"kube": true, "aggregated": true, "standalone": true}
+	if v := os.Getenv(EnvBenchServers); v != "" {
+		wanted = map[string]bool{}
+		for _, name := range strings.Split(v, ",") {
+			wanted[strings.TrimSpace(name)] = true
+		}
+	}
+	res := &results{}
+	var servers []*server
+	if wanted["kube"] || wanted["aggregated"] {
+		servers = append(servers, startSharedEtcdServers(ctx, t, dir, bins, res, n, wanted)...)
+	}
+	if wanted["standalone"] {
+		servers = append(servers, startStandaloneServer(ctx, t, dir, bins, res))
+	}
+	for _, s := range servers {
+		formats := make([]string, 0, len(s.targets))
+		for f := range s.targets {
+			formats = append(formats, f)
+		}
+		sort.Strings(formats)
+		for fi, format := range formats {
+			loadServer(ctx, t, res, s, format, s.targets[format], n, stored, fi)
+		}
+	}
+	report(t, res)
+}
+
+// ourFormats are the wire formats batch-apiserver is measured in.
+func ourFormats() []string {
+	// BENCH_OUR_FORMATS=json measures a build that serves JSON only.
+	if os.Getenv(EnvBenchOurFormats) == "json" {
+		return []string{jsonType}
+	}
+	return []string{jsonType, protobufType}
+}
+
+// startSharedEtcdServers starts one etcd, kube-apiserver and the
+// aggregated server on it, measures raw etcd puts and returns the wanted
+// servers of the two. Everything stops when the test ends.
+func startSharedEtcdServers(ctx context.Context, t *testing.T, dir string, bins *framework.Binaries, res *results, n int, wanted map[string]bool) []*server {
 	// A production etcd: fsync on (as in the standalone server's embedded
 	// member), room for every server's Jobs.
 	etcd, err := framework.StartEtcdClusterWith(ctx, filepath.Join(dir, "etcd"), dir, 1,
@@ -198,7 +245,7 @@ func TestSideBySide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer etcd.Stop()
+	t.Cleanup(etcd.Stop)
 	// The aggregated server only serves here; its controller stays off.
 	t.Setenv("E2E_BATCH_CONTROLLERS", "-job")
 	cluster, err := framework.StartClusterWith(ctx, bins, filepath.Join(dir, "cluster"),
@@ -206,45 +253,26 @@ func TestSideBySide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cluster.Stop()
-	startStandalone := time.Now()
-	standalone, err := framework.StartStandalone(ctx, bins.BatchAPIServer, filepath.Join(dir, "standalone"), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	standaloneReady := time.Since(startStandalone)
-	defer standalone.Stop()
-
-	res := &results{}
-	res.add("batch-apiserver standalone", "-", "start to ready (empty data dir)", standaloneReady.Seconds()*1000, "ms")
-
+	t.Cleanup(cluster.Stop)
 	etcdPID := etcd.Members[0].PID()
-	kube := &server{name: "kube-apiserver", targets: map[string]target{}, pids: []int{cluster.KubeAPIServer.PID(), etcdPID}, rssPID: cluster.KubeAPIServer.PID()}
-	for _, ct := range []string{protobufType, jsonType} {
-		tg, err := newUpstreamTarget(cluster.Admin, ct)
-		if err != nil {
-			t.Fatal(err)
+	var servers []*server
+	if wanted["kube"] {
+		kube := &server{name: "kube-apiserver", targets: map[string]target{}, pids: []int{cluster.KubeAPIServer.PID(), etcdPID}, rssPID: cluster.KubeAPIServer.PID()}
+		for _, ct := range []string{protobufType, jsonType} {
+			if kube.targets[ct], err = newUpstreamTarget(cluster.Admin, ct); err != nil {
+				t.Fatal(err)
+			}
 		}
-		kube.targets[ct] = tg
+		servers = append(servers, kube)
 	}
-	agg := &server{name: "batch-apiserver aggregated", targets: map[string]target{}, pids: []int{cluster.BatchAPIServer.PID(), etcdPID}, rssPID: cluster.BatchAPIServer.PID()}
-	saCfg, err := clientcmd.BuildConfigFromFlags("", standalone.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sa := &server{name: "batch-apiserver standalone", targets: map[string]target{}, pids: []int{standalone.Process.PID()}, rssPID: standalone.Process.PID()}
-	// BENCH_OUR_FORMATS=json measures a build that serves JSON only.
-	ourFormats := []string{jsonType, protobufType}
-	if os.Getenv(EnvBenchOurFormats) == "json" {
-		ourFormats = []string{jsonType}
-	}
-	for _, ct := range ourFormats {
-		if agg.targets[ct], err = newOurTarget(cluster.BatchAdminConfig(), ct); err != nil {
-			t.Fatal(err)
+	if wanted["aggregated"] {
+		agg := &server{name: "batch-apiserver aggregated", targets: map[string]target{}, pids: []int{cluster.BatchAPIServer.PID(), etcdPID}, rssPID: cluster.BatchAPIServer.PID()}
+		for _, ct := range ourFormats() {
+			if agg.targets[ct], err = newOurTarget(cluster.BatchAdminConfig(), ct); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if sa.targets[ct], err = newOurTarget(saCfg, ct); err != nil {
-			t.Fatal(err)
-		}
+		servers = append(servers, agg)
 	}
 
 	// kube-apiserver and the aggregated server (through its namespace
@@ -253,7 +281,7 @@ func TestSideBySide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []*server{kube, agg} {
+	for _, s := range servers {
 		for fi := 0; fi < len(s.targets); fi++ {
 			ns := benchNamespace(s, fi)
 			if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -265,17 +293,30 @@ func TestSideBySide(t *testing.T) {
 	time.Sleep(2 * time.Second)
 
 	rawEtcd(ctx, t, res, etcd.Endpoints, n, etcdPID)
-	for _, s := range []*server{kube, agg, sa} {
-		formats := make([]string, 0, len(s.targets))
-		for f := range s.targets {
-			formats = append(formats, f)
-		}
-		sort.Strings(formats)
-		for fi, format := range formats {
-			loadServer(ctx, t, res, s, format, s.targets[format], n, stored, fi)
+	return servers
+}
+
+// startStandaloneServer starts the standalone server on an empty data dir
+// and records its start to ready; it stops when the test ends.
+func startStandaloneServer(ctx context.Context, t *testing.T, dir string, bins *framework.Binaries, res *results) *server {
+	startStandalone := time.Now()
+	standalone, err := framework.StartStandalone(ctx, bins.BatchAPIServer, filepath.Join(dir, "standalone"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.add("batch-apiserver standalone", "-", "start to ready (empty data dir)", time.Since(startStandalone).Seconds()*1000, "ms")
+	t.Cleanup(standalone.Stop)
+	saCfg, err := clientcmd.BuildConfigFromFlags("", standalone.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := &server{name: "batch-apiserver standalone", targets: map[string]target{}, pids: []int{standalone.Process.PID()}, rssPID: standalone.Process.PID()}
+	for _, ct := range ourFormats() {
+		if sa.targets[ct], err = newOurTarget(saCfg, ct); err != nil {
+			t.Fatal(err)
 		}
 	}
-	report(t, res)
+	return sa
 }
 
 // rawEtcd puts n values of a Job's encoded size at concurrency 32 straight

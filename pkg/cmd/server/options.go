@@ -49,6 +49,10 @@ const (
 	defaultBindPort       = 8443
 	// KubeconfigFileName is the admin kubeconfig the standalone mode writes in its data dir.
 	KubeconfigFileName = "kubeconfig"
+	// coreAPIQPS and coreAPIBurst are the rate of the host cluster client
+	// the admission plugins use, kube-apiserver's loopback client's.
+	coreAPIQPS   = 50
+	coreAPIBurst = 100
 )
 
 // Options holds everything the command line sets.
@@ -312,6 +316,23 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.Codec = storageCodec
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = storageVersioner
+	// The core API client is applied first so that the clients the
+	// admission plugins get from it have kube-apiserver's loopback rate
+	// (50 QPS, burst 100), not client-go's default 5 QPS: namespace
+	// lifecycle admission looks up every namespace its informer has not
+	// seen yet, and a burst of creates into a new namespace queued behind
+	// 5 QPS for up to the request timeout. The informers keep their own
+	// client.
+	if coreAPI := o.RecommendedOptions.CoreAPI; coreAPI != nil {
+		if err := coreAPI.ApplyTo(serverConfig); err != nil {
+			return nil, nil, fmt.Errorf("applying options: %w", err)
+		}
+		if serverConfig.ClientConfig.QPS == 0 {
+			serverConfig.ClientConfig.QPS, serverConfig.ClientConfig.Burst = coreAPIQPS, coreAPIBurst
+		}
+		o.RecommendedOptions.CoreAPI = nil
+		defer func() { o.RecommendedOptions.CoreAPI = coreAPI }()
+	}
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, nil, fmt.Errorf("applying options: %w", err)
 	}

@@ -120,3 +120,49 @@ func TestStorageMediaTypeFlag(t *testing.T) {
 		t.Errorf("Validate with --storage-media-type=text/plain: %v, want an error naming the flag", err)
 	}
 }
+
+// TestAdmissionClientRate checks the rate of the host cluster client the
+// admission plugins get in aggregated mode: kube-apiserver's loopback rate,
+// not client-go's 5 QPS, under which namespace lifecycle's lookups of a new
+// namespace queued.
+func TestAdmissionClientRate(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: host, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: host, user: {token: t}}]
+contexts: [{name: host, context: {cluster: host, user: host}}]
+current-context: host
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := parseOptions(t, "--data-dir="+t.TempDir(), "--etcd-servers=http://127.0.0.1:1", "--kubeconfig="+kubeconfig,
+		"--cert-dir="+t.TempDir(),
+		"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
+		"--authentication-skip-lookup", "--enable-priority-and-fairness=false",
+		"--disable-admission-plugins=NamespaceLifecycle,MutatingAdmissionPolicy,MutatingAdmissionWebhook,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook")
+	if err := o.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	o.Listener = ln
+	cfg, _, err := o.Config()
+	if err != nil {
+		t.Fatalf("Config: %v", err)
+	}
+	type rate struct {
+		QPS   float32
+		Burst int
+	}
+	got := rate{cfg.GenericConfig.ClientConfig.QPS, cfg.GenericConfig.ClientConfig.Burst}
+	if diff := cmp.Diff(rate{50, 100}, got); diff != "" {
+		t.Errorf("admission client rate (-want +got):\n%s", diff)
+	}
+	if o.RecommendedOptions.CoreAPI == nil {
+		t.Errorf("Config left the core API options nil")
+	}
+}

@@ -21,25 +21,7 @@ import (
 // kube-apiserver stores, JSON or YAML with --storage-media-type; and that it
 // reads every media type whatever it writes (data stored before a switch).
 func TestStorageMediaType(t *testing.T) {
-	// Aggregated mode with a host cluster that is never contacted: the
-	// configuration only builds clients.
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: host, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: host, user: {token: t}}]
-contexts: [{name: host, context: {cluster: host, user: host}}]
-current-context: host
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	aggregated := []string{"--etcd-servers=http://127.0.0.1:1", "--kubeconfig=" + kubeconfig,
-		// The self-signed serving certificate goes here, not in the package.
-		"--cert-dir=" + t.TempDir(),
-		"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig,
-		"--authentication-skip-lookup", "--enable-priority-and-fairness=false",
-		// No admission plugin: they would fetch the host's OpenAPI in the background.
-		"--disable-admission-plugins=NamespaceLifecycle,MutatingAdmissionPolicy,MutatingAdmissionWebhook,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook"}
+	aggregated := aggregatedArgs(t)
 
 	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", Labels: map[string]string{"a": "b"}}}
 	job.Spec.Template.Spec.RestartPolicy = "Never"
@@ -56,20 +38,7 @@ current-context: host
 		"standalone protobuf": {[]string{"--storage-media-type=application/vnd.kubernetes.protobuf"}, "k8s\x00"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			o := parseOptions(t, append([]string{"--data-dir=" + t.TempDir()}, tc.args...)...)
-			if err := o.Validate(); err != nil {
-				t.Fatalf("Validate: %v", err)
-			}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = ln.Close() })
-			o.Listener = ln
-			cfg, _, err := o.Config()
-			if err != nil {
-				t.Fatalf("Config: %v", err)
-			}
+			_, cfg := configFor(t, append([]string{"--data-dir=" + t.TempDir()}, tc.args...)...)
 			opts, err := cfg.GenericConfig.RESTOptionsGetter.GetRESTOptions(batch.Resource("jobs"), &batch.Job{})
 			if err != nil {
 				t.Fatalf("GetRESTOptions: %v", err)
@@ -121,11 +90,10 @@ func TestStorageMediaTypeFlag(t *testing.T) {
 	}
 }
 
-// TestAdmissionClientRate checks the rate of the host cluster client the
-// admission plugins get in aggregated mode: kube-apiserver's loopback rate,
-// not client-go's 5 QPS, under which namespace lifecycle's lookups of a new
-// namespace queued.
-func TestAdmissionClientRate(t *testing.T) {
+// aggregatedArgs are the flags of aggregated mode with a host cluster that
+// is never contacted: the configuration only builds clients.
+func aggregatedArgs(t *testing.T) []string {
+	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
 kind: Config
@@ -136,11 +104,20 @@ current-context: host
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := parseOptions(t, "--data-dir="+t.TempDir(), "--etcd-servers=http://127.0.0.1:1", "--kubeconfig="+kubeconfig,
-		"--cert-dir="+t.TempDir(),
-		"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
+	return []string{"--etcd-servers=http://127.0.0.1:1", "--kubeconfig=" + kubeconfig,
+		// The self-signed serving certificate goes here, not in the package.
+		"--cert-dir=" + t.TempDir(),
+		"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig,
 		"--authentication-skip-lookup", "--enable-priority-and-fairness=false",
-		"--disable-admission-plugins=NamespaceLifecycle,MutatingAdmissionPolicy,MutatingAdmissionWebhook,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook")
+		// No admission plugin: they would fetch the host's OpenAPI in the background.
+		"--disable-admission-plugins=NamespaceLifecycle,MutatingAdmissionPolicy,MutatingAdmissionWebhook,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook"}
+}
+
+// configFor parses args, validates them and builds the server
+// configuration on a listener of its own.
+func configFor(t *testing.T, args ...string) (*Options, *apiserver.Config) {
+	t.Helper()
+	o := parseOptions(t, args...)
 	if err := o.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
@@ -154,6 +131,15 @@ current-context: host
 	if err != nil {
 		t.Fatalf("Config: %v", err)
 	}
+	return o, cfg
+}
+
+// TestAdmissionClientRate checks the rate of the host cluster client the
+// admission plugins get in aggregated mode: kube-apiserver's loopback rate,
+// not client-go's 5 QPS, under which namespace lifecycle's lookups of a new
+// namespace queued.
+func TestAdmissionClientRate(t *testing.T) {
+	o, cfg := configFor(t, append([]string{"--data-dir=" + t.TempDir()}, aggregatedArgs(t)...)...)
 	type rate struct {
 		QPS   float32
 		Burst int

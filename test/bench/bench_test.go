@@ -212,6 +212,9 @@ func TestSideBySide(t *testing.T) {
 	if wanted["standalone"] {
 		servers = append(servers, startStandaloneServer(ctx, t, dir, bins, res))
 	}
+	// Every server goes through its formats in the same order (JSON,
+	// then protobuf): the servers' i-th formats are loaded together.
+	var loads [][]*load
 	for _, s := range servers {
 		formats := make([]string, 0, len(s.targets))
 		for f := range s.targets {
@@ -219,8 +222,15 @@ func TestSideBySide(t *testing.T) {
 		}
 		sort.Strings(formats)
 		for fi, format := range formats {
-			loadServer(ctx, t, res, s, format, s.targets[format], n, stored, fi)
+			for len(loads) <= fi {
+				loads = append(loads, nil)
+			}
+			label := map[string]string{jsonType: "JSON", protobufType: "protobuf"}[format]
+			loads[fi] = append(loads[fi], &load{s: s, label: label, tg: s.targets[format], ns: benchNamespace(s, fi), first: fi == 0})
 		}
+	}
+	for _, group := range loads {
+		loadTogether(ctx, t, res, group, n, stored)
 	}
 	report(t, res)
 }
@@ -346,42 +356,89 @@ func rawEtcd(ctx context.Context, t *testing.T, res *results, endpoints []string
 	}
 }
 
-// loadServer runs every phase against one server in one format. The first
-// format of a server also fills it to stored Jobs and measures LIST,
-// memory and watch fan-out.
-func loadServer(ctx context.Context, t *testing.T, res *results, s *server, format string, tg target, n, stored, formatIndex int) {
-	label := map[string]string{jsonType: "JSON", protobufType: "protobuf"}[format]
-	ns := benchNamespace(s, formatIndex)
+// load is one server in one wire format, with its namespace.
+type load struct {
+	s     *server
+	label string
+	tg    target
+	ns    string
+	// first is true for the server's first format, which measures its
+	// memory.
+	first bool
+}
+
+// loadTogether runs every phase against the loads of one format of each
+// server. The timed phases take turns: each of their three repeats (a
+// third of the items each) runs on every server before the next repeat,
+// so that a slow spell of this shared machine falls on every server
+// rather than on one; the median of a server's repeats counts. Each load
+// is then filled to stored Jobs and measured alone: LIST, memory (first
+// format), watch fan-out.
+func loadTogether(ctx context.Context, t *testing.T, res *results, loads []*load, n, stored int) {
 	name := func(phase string, i int) string { return fmt.Sprintf("%s-%d", phase, i) }
-	phase := func(metric string, count, c int, op func(ctx context.Context, i int) error) {
-		// Three repeats of a third each; the median counts.
-		var thr, p50s, p99s, cpus []float64
+	phase := func(metric string, count, c int, op func(l *load) func(ctx context.Context, i int) error) {
+		type figures struct{ thr, p50s, p99s, cpus []float64 }
+		got := make([]figures, len(loads))
 		per := count / 3
 		for rep := range 3 {
-			cpu0 := s.cpu(t)
-			th, p50, p99, errs, first := run(ctx, per, c, func(ctx context.Context, i int) error { return op(ctx, rep*per+i) })
-			cpus = append(cpus, (s.cpu(t)-cpu0)/float64(per)*1000)
-			thr, p50s, p99s = append(thr, th), append(p50s, p50.Seconds()*1000), append(p99s, p99.Seconds()*1000)
-			if errs > 0 {
-				t.Errorf("%s %s %s: %d of %d failed, the first: %v", s.name, label, metric, errs, per, first)
+			for li, l := range loads {
+				do := op(l)
+				cpu0 := l.s.cpu(t)
+				th, p50, p99, errs, first := run(ctx, per, c, func(ctx context.Context, i int) error { return do(ctx, rep*per+i) })
+				f := &got[li]
+				f.cpus = append(f.cpus, (l.s.cpu(t)-cpu0)/float64(per)*1000)
+				f.thr, f.p50s, f.p99s = append(f.thr, th), append(f.p50s, p50.Seconds()*1000), append(f.p99s, p99.Seconds()*1000)
+				if errs > 0 {
+					t.Errorf("%s %s %s: %d of %d failed, the first: %v", l.s.name, l.label, metric, errs, per, first)
+				}
 			}
 		}
-		res.add(s.name, label, metric, median(thr), "ops/s")
-		res.add(s.name, label, metric+" p50", median(p50s), "ms")
-		res.add(s.name, label, metric+" p99", median(p99s), "ms")
-		res.add(s.name, label, "CPU per 1000 "+metric, median(cpus), "s")
+		for li, l := range loads {
+			f := got[li]
+			res.add(l.s.name, l.label, metric, median(f.thr), "ops/s")
+			res.add(l.s.name, l.label, metric+" p50", median(f.p50s), "ms")
+			res.add(l.s.name, l.label, metric+" p99", median(f.p99s), "ms")
+			res.add(l.s.name, l.label, "CPU per 1000 "+metric, median(f.cpus), "s")
+		}
 	}
 	one := n / 10
-	phase("create c=1", one, 1, func(ctx context.Context, i int) error { return tg.create(ctx, ns, name("s", i)) })
-	phase("create c=32", n, 32, func(ctx context.Context, i int) error { return tg.create(ctx, ns, name("c", i)) })
-	phase("get c=1", one, 1, func(ctx context.Context, i int) error { return tg.get(ctx, ns, name("s", i)) })
-	phase("get c=32", n, 32, func(ctx context.Context, i int) error { return tg.get(ctx, ns, name("c", i)) })
-	phase("update-status c=1", one, 1, func(ctx context.Context, i int) error { return tg.updateStatus(ctx, ns, name("s", i)) })
-	phase("update-status c=32", n, 32, func(ctx context.Context, i int) error { return tg.updateStatus(ctx, ns, name("c", i)) })
+	phase("create c=1", one, 1, func(l *load) func(context.Context, int) error {
+		return func(ctx context.Context, i int) error { return l.tg.create(ctx, l.ns, name("s", i)) }
+	})
+	phase("create c=32", n, 32, func(l *load) func(context.Context, int) error {
+		return func(ctx context.Context, i int) error { return l.tg.create(ctx, l.ns, name("c", i)) }
+	})
+	phase("get c=1", one, 1, func(l *load) func(context.Context, int) error {
+		return func(ctx context.Context, i int) error { return l.tg.get(ctx, l.ns, name("s", i)) }
+	})
+	phase("get c=32", n, 32, func(l *load) func(context.Context, int) error {
+		return func(ctx context.Context, i int) error { return l.tg.get(ctx, l.ns, name("c", i)) }
+	})
+	phase("update-status c=1", one, 1, func(l *load) func(context.Context, int) error {
+		return func(ctx context.Context, i int) error { return l.tg.updateStatus(ctx, l.ns, name("s", i)) }
+	})
+	phase("update-status c=32", n, 32, func(l *load) func(context.Context, int) error {
+		return func(ctx context.Context, i int) error { return l.tg.updateStatus(ctx, l.ns, name("c", i)) }
+	})
 
-	// Fill to stored Jobs (untimed), then LIST them.
-	fill := stored - n - one
-	if _, _, _, errs, first := run(ctx, fill, 32, func(ctx context.Context, i int) error { return tg.create(ctx, ns, name("f", i)) }); errs > 0 {
+	for _, l := range loads {
+		fillAndList(ctx, t, res, l, stored, stored-n-one, n)
+	}
+
+	phase("delete c=32", n, 32, func(l *load) func(context.Context, int) error {
+		return func(ctx context.Context, i int) error { return l.tg.delete(ctx, l.ns, name("c", i)) }
+	})
+	phase("delete c=1", one, 1, func(l *load) func(context.Context, int) error {
+		return func(ctx context.Context, i int) error { return l.tg.delete(ctx, l.ns, name("s", i)) }
+	})
+}
+
+// fillAndList fills l's namespace with fill more Jobs (untimed) to stored,
+// then measures full and paginated LISTs, the server's memory (its first
+// format), watch fan-out and, with BENCH_PROFILE, profiles.
+func fillAndList(ctx context.Context, t *testing.T, res *results, l *load, stored, fill, n int) {
+	s, label, tg, ns := l.s, l.label, l.tg, l.ns
+	if _, _, _, errs, first := run(ctx, fill, 32, func(ctx context.Context, i int) error { return tg.create(ctx, ns, fmt.Sprintf("f-%d", i)) }); errs > 0 {
 		t.Errorf("%s %s: %d fill creates failed, the first: %v", s.name, label, errs, first)
 	}
 	var full, paged []float64
@@ -412,7 +469,7 @@ func loadServer(ctx context.Context, t *testing.T, res *results, s *server, form
 	res.add(s.name, label, fmt.Sprintf("full LIST of %d bytes", stored), float64(fullBytes)/1024/1024, "MiB")
 	res.add(s.name, label, fmt.Sprintf("paginated LIST of %d (limit 500)", stored), median(paged), "ms")
 	res.add(s.name, label, fmt.Sprintf("paginated LIST of %d bytes", stored), float64(pagedBytes)/1024/1024, "MiB")
-	if formatIndex == 0 {
+	if l.first {
 		res.add(s.name, "-", fmt.Sprintf("RSS with %d Jobs", stored), rssMiB(s.rssPID), "MiB")
 	}
 
@@ -420,9 +477,6 @@ func loadServer(ctx context.Context, t *testing.T, res *results, s *server, form
 	if dir := os.Getenv(EnvBenchProfile); dir != "" {
 		profile(ctx, t, dir, s, label, tg, ns)
 	}
-
-	phase("delete c=32", n, 32, func(ctx context.Context, i int) error { return tg.delete(ctx, ns, name("c", i)) })
-	phase("delete c=1", one, 1, func(ctx context.Context, i int) error { return tg.delete(ctx, ns, name("s", i)) })
 }
 
 // benchNamespace is the namespace of the formatIndex-th format of s.

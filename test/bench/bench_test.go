@@ -371,9 +371,9 @@ type load struct {
 // server. The timed phases take turns: each of their three repeats (a
 // third of the items each) runs on every server before the next repeat,
 // so that a slow spell of this shared machine falls on every server
-// rather than on one; the median of a server's repeats counts. Each load
-// is then filled to stored Jobs and measured alone: LIST, memory (first
-// format), watch fan-out.
+// rather than on one; the median of a server's repeats counts. The loads
+// are then filled to stored Jobs: memory (first format), LISTs (taking
+// turns too), then watch fan-out one load at a time.
 func loadTogether(ctx context.Context, t *testing.T, res *results, loads []*load, n, stored int) {
 	name := func(phase string, i int) string { return fmt.Sprintf("%s-%d", phase, i) }
 	phase := func(metric string, count, c int, op func(l *load) func(ctx context.Context, i int) error) {
@@ -421,8 +421,22 @@ func loadTogether(ctx context.Context, t *testing.T, res *results, loads []*load
 		return func(ctx context.Context, i int) error { return l.tg.updateStatus(ctx, l.ns, name("c", i)) }
 	})
 
+	// Fill each load to stored Jobs (untimed); the memory of a server is
+	// measured on its first format, when it holds stored Jobs.
 	for _, l := range loads {
-		fillAndList(ctx, t, res, l, stored, stored-n-one, n)
+		fill(ctx, t, l, stored-n-one)
+	}
+	for _, l := range loads {
+		if l.first {
+			res.add(l.s.name, "-", fmt.Sprintf("RSS with %d Jobs", stored), rssMiB(l.s.rssPID), "MiB")
+		}
+	}
+	listTogether(ctx, t, res, loads, stored)
+	for _, l := range loads {
+		watchFanOut(ctx, t, res, l.s, l.label, l.tg, l.ns, n/6)
+		if dir := os.Getenv(EnvBenchProfile); dir != "" {
+			profile(ctx, t, dir, l.s, l.label, l.tg, l.ns)
+		}
 	}
 
 	phase("delete c=32", n, 32, func(l *load) func(context.Context, int) error {
@@ -433,49 +447,47 @@ func loadTogether(ctx context.Context, t *testing.T, res *results, loads []*load
 	})
 }
 
-// fillAndList fills l's namespace with fill more Jobs (untimed) to stored,
-// then measures full and paginated LISTs, the server's memory (its first
-// format), watch fan-out and, with BENCH_PROFILE, profiles.
-func fillAndList(ctx context.Context, t *testing.T, res *results, l *load, stored, fill, n int) {
-	s, label, tg, ns := l.s, l.label, l.tg, l.ns
-	if _, _, _, errs, first := run(ctx, fill, 32, func(ctx context.Context, i int) error { return tg.create(ctx, ns, fmt.Sprintf("f-%d", i)) }); errs > 0 {
-		t.Errorf("%s %s: %d fill creates failed, the first: %v", s.name, label, errs, first)
+// fill creates count more Jobs in l's namespace at concurrency 32, untimed.
+func fill(ctx context.Context, t *testing.T, l *load, count int) {
+	if _, _, _, errs, first := run(ctx, count, 32, func(ctx context.Context, i int) error { return l.tg.create(ctx, l.ns, fmt.Sprintf("f-%d", i)) }); errs > 0 {
+		t.Errorf("%s %s: %d fill creates failed, the first: %v", l.s.name, l.label, errs, first)
 	}
-	var full, paged []float64
-	var fullBytes, pagedBytes int
-	for range 3 {
-		t0 := time.Now()
-		b, _, err := tg.list(ctx, ns, 0, "")
-		if err != nil {
-			t.Errorf("%s %s full LIST: %v", s.name, label, err)
-		}
-		full, fullBytes = append(full, time.Since(t0).Seconds()*1000), b
-		t0 = time.Now()
-		total, cont := 0, ""
-		for {
-			b, next, err := tg.list(ctx, ns, 500, cont)
-			if err != nil {
-				t.Errorf("%s %s paginated LIST: %v", s.name, label, err)
-				break
-			}
-			total += b
-			if cont = next; cont == "" {
-				break
-			}
-		}
-		paged, pagedBytes = append(paged, time.Since(t0).Seconds()*1000), total
-	}
-	res.add(s.name, label, fmt.Sprintf("full LIST of %d", stored), median(full), "ms")
-	res.add(s.name, label, fmt.Sprintf("full LIST of %d bytes", stored), float64(fullBytes)/1024/1024, "MiB")
-	res.add(s.name, label, fmt.Sprintf("paginated LIST of %d (limit 500)", stored), median(paged), "ms")
-	res.add(s.name, label, fmt.Sprintf("paginated LIST of %d bytes", stored), float64(pagedBytes)/1024/1024, "MiB")
-	if l.first {
-		res.add(s.name, "-", fmt.Sprintf("RSS with %d Jobs", stored), rssMiB(s.rssPID), "MiB")
-	}
+}
 
-	watchFanOut(ctx, t, res, s, label, tg, ns, n/6)
-	if dir := os.Getenv(EnvBenchProfile); dir != "" {
-		profile(ctx, t, dir, s, label, tg, ns)
+// listTogether measures full and paginated (500) LISTs of every load's
+// stored Jobs, three times, taking turns as the timed phases do.
+func listTogether(ctx context.Context, t *testing.T, res *results, loads []*load, stored int) {
+	full, paged := make([][]float64, len(loads)), make([][]float64, len(loads))
+	fullBytes, pagedBytes := make([]int, len(loads)), make([]int, len(loads))
+	for range 3 {
+		for li, l := range loads {
+			t0 := time.Now()
+			b, _, err := l.tg.list(ctx, l.ns, 0, "")
+			if err != nil {
+				t.Errorf("%s %s full LIST: %v", l.s.name, l.label, err)
+			}
+			full[li], fullBytes[li] = append(full[li], time.Since(t0).Seconds()*1000), b
+			t0 = time.Now()
+			total, cont := 0, ""
+			for {
+				b, next, err := l.tg.list(ctx, l.ns, 500, cont)
+				if err != nil {
+					t.Errorf("%s %s paginated LIST: %v", l.s.name, l.label, err)
+					break
+				}
+				total += b
+				if cont = next; cont == "" {
+					break
+				}
+			}
+			paged[li], pagedBytes[li] = append(paged[li], time.Since(t0).Seconds()*1000), total
+		}
+	}
+	for li, l := range loads {
+		res.add(l.s.name, l.label, fmt.Sprintf("full LIST of %d", stored), median(full[li]), "ms")
+		res.add(l.s.name, l.label, fmt.Sprintf("full LIST of %d bytes", stored), float64(fullBytes[li])/1024/1024, "MiB")
+		res.add(l.s.name, l.label, fmt.Sprintf("paginated LIST of %d (limit 500)", stored), median(paged[li]), "ms")
+		res.add(l.s.name, l.label, fmt.Sprintf("paginated LIST of %d bytes", stored), float64(pagedBytes[li])/1024/1024, "MiB")
 	}
 }
 

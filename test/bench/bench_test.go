@@ -375,16 +375,17 @@ type load struct {
 // are then filled to stored Jobs: memory (first format), LISTs (taking
 // turns too), then watch fan-out one load at a time.
 func loadTogether(ctx context.Context, t *testing.T, res *results, loads []*load, n, stored int) {
-	name := func(phase string, i int) string { return fmt.Sprintf("%s-%d", phase, i) }
-	phase := func(metric string, count, c int, op func(l *load) func(ctx context.Context, i int) error) {
+	// phase measures op on the Jobs named <prefix>-<i>.
+	phase := func(metric string, count, c int, prefix string, op func(tg target, ctx context.Context, ns, name string) error) {
 		type figures struct{ thr, p50s, p99s, cpus []float64 }
 		got := make([]figures, len(loads))
 		per := count / 3
 		for rep := range 3 {
 			for li, l := range loads {
-				do := op(l)
 				cpu0 := l.s.cpu(t)
-				th, p50, p99, errs, first := run(ctx, per, c, func(ctx context.Context, i int) error { return do(ctx, rep*per+i) })
+				th, p50, p99, errs, first := run(ctx, per, c, func(ctx context.Context, i int) error {
+					return op(l.tg, ctx, l.ns, fmt.Sprintf("%s-%d", prefix, rep*per+i))
+				})
 				f := &got[li]
 				f.cpus = append(f.cpus, (l.s.cpu(t)-cpu0)/float64(per)*1000)
 				f.thr, f.p50s, f.p99s = append(f.thr, th), append(f.p50s, p50.Seconds()*1000), append(f.p99s, p99.Seconds()*1000)
@@ -402,24 +403,12 @@ func loadTogether(ctx context.Context, t *testing.T, res *results, loads []*load
 		}
 	}
 	one := n / 10
-	phase("create c=1", one, 1, func(l *load) func(context.Context, int) error {
-		return func(ctx context.Context, i int) error { return l.tg.create(ctx, l.ns, name("s", i)) }
-	})
-	phase("create c=32", n, 32, func(l *load) func(context.Context, int) error {
-		return func(ctx context.Context, i int) error { return l.tg.create(ctx, l.ns, name("c", i)) }
-	})
-	phase("get c=1", one, 1, func(l *load) func(context.Context, int) error {
-		return func(ctx context.Context, i int) error { return l.tg.get(ctx, l.ns, name("s", i)) }
-	})
-	phase("get c=32", n, 32, func(l *load) func(context.Context, int) error {
-		return func(ctx context.Context, i int) error { return l.tg.get(ctx, l.ns, name("c", i)) }
-	})
-	phase("update-status c=1", one, 1, func(l *load) func(context.Context, int) error {
-		return func(ctx context.Context, i int) error { return l.tg.updateStatus(ctx, l.ns, name("s", i)) }
-	})
-	phase("update-status c=32", n, 32, func(l *load) func(context.Context, int) error {
-		return func(ctx context.Context, i int) error { return l.tg.updateStatus(ctx, l.ns, name("c", i)) }
-	})
+	phase("create c=1", one, 1, "s", target.create)
+	phase("create c=32", n, 32, "c", target.create)
+	phase("get c=1", one, 1, "s", target.get)
+	phase("get c=32", n, 32, "c", target.get)
+	phase("update-status c=1", one, 1, "s", target.updateStatus)
+	phase("update-status c=32", n, 32, "c", target.updateStatus)
 
 	// Fill each load to stored Jobs (untimed); the memory of a server is
 	// measured on its first format, when it holds stored Jobs.
@@ -439,12 +428,8 @@ func loadTogether(ctx context.Context, t *testing.T, res *results, loads []*load
 		}
 	}
 
-	phase("delete c=32", n, 32, func(l *load) func(context.Context, int) error {
-		return func(ctx context.Context, i int) error { return l.tg.delete(ctx, l.ns, name("c", i)) }
-	})
-	phase("delete c=1", one, 1, func(l *load) func(context.Context, int) error {
-		return func(ctx context.Context, i int) error { return l.tg.delete(ctx, l.ns, name("s", i)) }
-	})
+	phase("delete c=32", n, 32, "c", target.delete)
+	phase("delete c=1", one, 1, "s", target.delete)
 }
 
 // fill creates count more Jobs in l's namespace at concurrency 32, untimed.

@@ -24,6 +24,12 @@ const (
 	JobIndexFailureCountAnnotation = labelPrefix + "job-index-failure-count"
 	// JobIndexIgnoredFailureCountAnnotation counts the ignored failures of a pod's index.
 	JobIndexIgnoredFailureCountAnnotation = labelPrefix + "job-index-ignored-failure-count"
+	// ServerIdentityLabel is put on every Pod the embedded controller
+	// creates; its value is the identity of the batch-apiserver (one
+	// identity per storage, shared by the replicas of one deployment). A
+	// controller watches and touches only the Pods carrying its own, so
+	// that two servers on one host cluster leave each other's Pods alone.
+	ServerIdentityLabel = labelPrefix + "server-identity"
 	// JobControllerName is the reserved spec.managedBy value of the embedded Job controller.
 	JobControllerName = "kubernetes.io/job-controller"
 )

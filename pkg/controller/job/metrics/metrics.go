@@ -15,212 +15,145 @@ import (
 // controller metric.
 const JobControllerSubsystem = "job_controller"
 
+// collectors holds every metric declared below, in declaration order, for
+// Register.
+var collectors []metrics.Registerable
+
+// counter declares a counter of the Job controller subsystem and remembers it
+// for Register.
+func counter(name string, level metrics.StabilityLevel, help string, labels ...string) *metrics.CounterVec {
+	vec := metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem: JobControllerSubsystem, Name: name, Help: help, StabilityLevel: level,
+	}, labels)
+	collectors = append(collectors, vec)
+	return vec
+}
+
+// histogram is counter's twin for a histogram with the given buckets.
+func histogram(name string, level metrics.StabilityLevel, help string, buckets []float64, labels ...string) *metrics.HistogramVec {
+	vec := metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem: JobControllerSubsystem, Name: name, Help: help, StabilityLevel: level, Buckets: buckets,
+	}, labels)
+	collectors = append(collectors, vec)
+	return vec
+}
+
+// The label sets shared by several metrics.
 var (
-	// JobSyncDurationSeconds tracks the latency of Job syncs. Label values:
-	//   completion_mode: Indexed, NonIndexed
-	//   result:          success, error
-	//   action:          reconciling, tracking, pods_created, pods_deleted
-	JobSyncDurationSeconds = metrics.NewHistogramVec(
-		&metrics.HistogramOpts{
-			Subsystem:      JobControllerSubsystem,
-			Name:           "job_sync_duration_seconds",
-			Help:           "The time it took to sync a job",
-			StabilityLevel: metrics.STABLE,
-			Buckets:        metrics.ExponentialBuckets(0.004, 2, 15),
-		},
-		[]string{"completion_mode", "result", "action"},
-	)
-
-	// JobSyncNum counts Job syncs. Label values as JobSyncDurationSeconds.
-	JobSyncNum = metrics.NewCounterVec(
-		&metrics.CounterOpts{
-			Subsystem:      JobControllerSubsystem,
-			Name:           "job_syncs_total",
-			Help:           "The number of job syncs",
-			StabilityLevel: metrics.STABLE,
-		},
-		[]string{"completion_mode", "result", "action"},
-	)
-
-	// JobFinishedNum counts the Jobs that finish. Label values:
-	//   completion_mode: Indexed, NonIndexed
-	//   result:          failed, succeeded
-	//   reason:          BackoffLimitExceeded, DeadlineExceeded, PodFailurePolicy,
-	//                    FailedIndexes, MaxFailedIndexesExceeded, SuccessPolicy,
-	//                    CompletionsReached (the reason counted for successful Jobs)
-	JobFinishedNum = metrics.NewCounterVec(
-		&metrics.CounterOpts{
-			Subsystem:      JobControllerSubsystem,
-			Name:           "jobs_finished_total",
-			Help:           "The number of finished jobs",
-			StabilityLevel: metrics.STABLE,
-		},
-		[]string{"completion_mode", "result", "reason"},
-	)
-
-	// JobByExternalControllerTotal counts the Jobs the controller left to an
-	// external controller; controller_name is the Job's spec.managedBy.
-	JobByExternalControllerTotal = metrics.NewCounterVec(
-		&metrics.CounterOpts{
-			Subsystem:      JobControllerSubsystem,
-			Name:           "jobs_by_external_controller_total",
-			Help:           "The number of Jobs managed by an external controller",
-			StabilityLevel: metrics.ALPHA,
-		},
-		[]string{"controller_name"},
-	)
-
-	// JobPodsFinished counts the finished Pods the controller has finished
-	// tracking (counted in status and finalizer removed). Label values:
-	//   completion_mode: Indexed, NonIndexed
-	//   result:          failed, succeeded
-	JobPodsFinished = metrics.NewCounterVec(
-		&metrics.CounterOpts{
-			Subsystem:      JobControllerSubsystem,
-			Name:           "job_pods_finished_total",
-			Help:           "The number of finished Pods that are fully tracked",
-			StabilityLevel: metrics.STABLE,
-		},
-		[]string{"completion_mode", "result"},
-	)
-
-	// PodFailuresHandledByFailurePolicy counts the failed Pods matched by a
-	// pod failure policy rule, by the rule's action: FailJob, Ignore, Count.
-	PodFailuresHandledByFailurePolicy = metrics.NewCounterVec(
-		&metrics.CounterOpts{
-			Subsystem: JobControllerSubsystem,
-			Name:      "pod_failures_handled_by_failure_policy_total",
-			Help: `The number of failed Pods handled by failure policy with
-			respect to the failure policy action applied based on the matched
-			rule. Possible values of the action label correspond to the
-			possible values for the failure policy rule action, which are:
-			"FailJob", "Ignore" and "Count".`,
-			StabilityLevel: metrics.BETA,
-		},
-		[]string{"action"},
-	)
-
-	// TerminatedPodsTrackingFinalizerTotal counts terminated Pods (Failed or
-	// Succeeded) gaining ("add") or losing ("delete") the tracking finalizer,
-	// whether or not a Job owns them.
-	TerminatedPodsTrackingFinalizerTotal = metrics.NewCounterVec(
-		&metrics.CounterOpts{
-			Subsystem: JobControllerSubsystem,
-			Name:      "terminated_pods_tracking_finalizer_total",
-			// The help text keeps upstream's wording (and its finalizer name) so
-			// that scrapes of this controller and of kube-controller-manager
-			// carry the same metadata.
-			Help: `The number of terminated pods (phase=Failed|Succeeded)
-that have the finalizer batch.kubernetes.io/job-tracking
-The event label can be "add" or "delete".`,
-			StabilityLevel: metrics.BETA,
-		},
-		[]string{"event"},
-	)
-
-	// JobFinishedIndexesTotal counts the finished indexes of Indexed Jobs.
-	// Label values:
-	//   status:       succeeded, failed
-	//   backoffLimit: perIndex, global
-	JobFinishedIndexesTotal = metrics.NewCounterVec(
-		&metrics.CounterOpts{
-			Subsystem: JobControllerSubsystem,
-			Name:      "job_finished_indexes_total",
-			Help: `The number of finished indexes. Possible values for the
-			status label are: "succeeded", "failed". Possible values for the
-			backoffLimit label are: "perIndex" and "global"`,
-		},
-		[]string{"status", "backoffLimit"},
-	)
-
-	// JobPodsCreationTotal counts the Pods the controller tried to create, by
-	// why it created them and whether the create succeeded. Label values:
-	//   reason: new, recreate_terminating_or_failed, recreate_failed
-	//   status: succeeded, failed
-	JobPodsCreationTotal = metrics.NewCounterVec(
-		&metrics.CounterOpts{
-			Subsystem: JobControllerSubsystem,
-			Name:      "job_pods_creation_total",
-			Help: `The number of Pods created by the Job controller labelled with a reason for the Pod creation.
-This metric also distinguishes between Pods created using different PodReplacementPolicy settings.
-Possible values of the "reason" label are:
-"new", "recreate_terminating_or_failed", "recreate_failed".
-Possible values of the "status" label are:
-"succeeded", "failed".`,
-		},
-		[]string{"reason", "status"},
-	)
-
-	// JobRequeueSkips counts the Job syncs skipped because the informer cache
-	// was older than what the controller had already written.
-	JobRequeueSkips = metrics.NewCounterVec(
-		&metrics.CounterOpts{
-			Subsystem:      JobControllerSubsystem,
-			Name:           "stale_sync_skips_total",
-			Help:           "Total number of Job syncs skipped due to a stale watch cache.",
-			StabilityLevel: metrics.ALPHA,
-		},
-		[]string{"group", "resource"},
-	)
+	syncLabels   = []string{"completion_mode", "result", "action"}
+	finishLabels = []string{"completion_mode", "result", "reason"}
 )
 
-// Values of the "action" label of JobSyncDurationSeconds and JobSyncNum.
+// The metrics. Help texts are byte for byte those of kube-controller-manager,
+// including the tabs that its multi-line texts carry, so scrapes of either
+// controller show the same metadata. The label values each metric takes are
+// the constants further down.
+var (
+	// JobSyncDurationSeconds is the latency of one sync, by completion mode,
+	// result (success, error) and action.
+	JobSyncDurationSeconds = histogram("job_sync_duration_seconds", metrics.STABLE,
+		"The time it took to sync a job",
+		metrics.ExponentialBuckets(0.004, 2, 15), syncLabels...)
+
+	// JobSyncNum counts syncs, with JobSyncDurationSeconds' labels.
+	JobSyncNum = counter("job_syncs_total", metrics.STABLE,
+		"The number of job syncs", syncLabels...)
+
+	// JobFinishedNum counts Jobs reaching Complete or Failed, by completion
+	// mode, result (succeeded, failed) and the condition's reason; a Job that
+	// succeeds is counted under CompletionsReached.
+	JobFinishedNum = counter("jobs_finished_total", metrics.STABLE,
+		"The number of finished jobs", finishLabels...)
+
+	// JobByExternalControllerTotal counts Jobs whose spec.managedBy hands
+	// them to another controller, labelled with that value.
+	JobByExternalControllerTotal = counter("jobs_by_external_controller_total", metrics.ALPHA,
+		"The number of Jobs managed by an external controller", "controller_name")
+
+	// JobPodsFinished counts finished Pods once they are fully accounted
+	// for: counted in status and stripped of the tracking finalizer.
+	JobPodsFinished = counter("job_pods_finished_total", metrics.STABLE,
+		"The number of finished Pods that are fully tracked", "completion_mode", "result")
+
+	// PodFailuresHandledByFailurePolicy counts failed Pods that matched a
+	// podFailurePolicy rule, by that rule's action (FailJob, Ignore, Count).
+	PodFailuresHandledByFailurePolicy = counter("pod_failures_handled_by_failure_policy_total", metrics.BETA,
+		"The number of failed Pods handled by failure policy with\n\t\t\trespect to the failure policy action applied based on the matched\n\t\t\trule. Possible values of the action label correspond to the\n\t\t\tpossible values for the failure policy rule action, which are:\n\t\t\t\"FailJob\", \"Ignore\" and \"Count\".",
+		"action")
+
+	// TerminatedPodsTrackingFinalizerTotal counts Failed or Succeeded Pods,
+	// owned by a Job or not, as the tracking finalizer is added or removed.
+	// Its help text names upstream's finalizer on purpose (see above).
+	TerminatedPodsTrackingFinalizerTotal = counter("terminated_pods_tracking_finalizer_total", metrics.BETA,
+		"The number of terminated pods (phase=Failed|Succeeded)\nthat have the finalizer batch.kubernetes.io/job-tracking\nThe event label can be \"add\" or \"delete\".",
+		"event")
+
+	// JobFinishedIndexesTotal counts the indexes of Indexed Jobs that end,
+	// by status and by which backoff limit applies (perIndex, global).
+	JobFinishedIndexesTotal = counter("job_finished_indexes_total", metrics.ALPHA,
+		"The number of finished indexes. Possible values for the\n\t\t\tstatus label are: \"succeeded\", \"failed\". Possible values for the\n\t\t\tbackoffLimit label are: \"perIndex\" and \"global\"",
+		"status", "backoffLimit")
+
+	// JobPodsCreationTotal counts Pod creations the controller attempted, by
+	// why the Pod was created and whether the request succeeded.
+	JobPodsCreationTotal = counter("job_pods_creation_total", metrics.ALPHA,
+		"The number of Pods created by the Job controller labelled with a reason for the Pod creation.\nThis metric also distinguishes between Pods created using different PodReplacementPolicy settings.\nPossible values of the \"reason\" label are:\n\"new\", \"recreate_terminating_or_failed\", \"recreate_failed\".\nPossible values of the \"status\" label are:\n\"succeeded\", \"failed\".",
+		"reason", "status")
+
+	// JobRequeueSkips counts syncs dropped because the informer had not yet
+	// caught up with a status the controller itself wrote.
+	JobRequeueSkips = counter("stale_sync_skips_total", metrics.ALPHA,
+		"Total number of Job syncs skipped due to a stale watch cache.", "group", "resource")
+)
+
+// The "action" label of JobSyncDurationSeconds and JobSyncNum says what a sync
+// did.
 const (
-	// JobSyncActionReconciling: the Job's creation/deletion expectations are
-	// not satisfied yet; the controller waits for the Pod changes it issued.
+	// JobSyncActionReconciling: Pod creations or deletions the controller
+	// issued earlier have not all been observed yet, so it waits.
 	JobSyncActionReconciling = "reconciling"
-	// JobSyncActionTracking: expectations are satisfied and the active Pods
-	// match what the Job wants, so the sync created or deleted nothing. Most
-	// syncs are this.
+
+	// JobSyncActionTracking: nothing was created or deleted because the
+	// active Pods already are what the Job asks for; the usual case.
 	JobSyncActionTracking = "tracking"
-	// JobSyncActionPodsCreated: the sync created Pods (fewer active than
-	// parallelism).
+
+	// JobSyncActionPodsCreated: Pods were created to reach parallelism.
 	JobSyncActionPodsCreated = "pods_created"
-	// JobSyncActionPodsDeleted: the sync deleted Pods (Job suspended, or more
-	// active than parallelism).
+
+	// JobSyncActionPodsDeleted: Pods were deleted, because the Job is
+	// suspended or has more active Pods than parallelism.
 	JobSyncActionPodsDeleted = "pods_deleted"
 )
 
-// Values of the "result" labels, and of the "status" label of
-// JobPodsCreationTotal and JobFinishedIndexesTotal.
-const (
-	Succeeded = "succeeded"
-	Failed    = "failed"
-)
+// Succeeded and Failed are the values of the "result" labels and of the
+// "status" label of JobPodsCreationTotal and JobFinishedIndexesTotal.
+const Succeeded, Failed = "succeeded", "failed"
 
-// Values of the "event" label of TerminatedPodsTrackingFinalizerTotal.
-const (
-	Add    = "add"
-	Delete = "delete"
-)
+// Add and Delete are the values of TerminatedPodsTrackingFinalizerTotal's
+// "event" label.
+const Add, Delete = "add", "delete"
 
-// Values of the "reason" label of JobPodsCreationTotal.
+// The "reason" label of JobPodsCreationTotal says why a Pod was created.
 const (
-	// PodCreateNew: a Pod for a slot that had none.
+	// PodCreateNew: the first Pod of its slot.
 	PodCreateNew = "new"
-	// PodRecreateTerminatingOrFailed: a replacement created under
+
+	// PodRecreateTerminatingOrFailed: a replacement, under
 	// podReplacementPolicy TerminatingOrFailed.
 	PodRecreateTerminatingOrFailed = "recreate_terminating_or_failed"
-	// PodRecreateFailed: a replacement created under podReplacementPolicy
-	// Failed.
+
+	// PodRecreateFailed: a replacement, under podReplacementPolicy Failed.
 	PodRecreateFailed = "recreate_failed"
 )
 
-var registerMetrics sync.Once
+var registerOnce sync.Once
 
-// Register registers the Job controller metrics into the legacy registry
-// (served on /metrics). Calling it more than once is harmless.
+// Register adds every Job controller metric to the legacy registry, which is
+// served on /metrics. Only the first call does anything.
 func Register() {
-	registerMetrics.Do(func() {
-		legacyregistry.MustRegister(JobSyncDurationSeconds)
-		legacyregistry.MustRegister(JobSyncNum)
-		legacyregistry.MustRegister(JobFinishedNum)
-		legacyregistry.MustRegister(JobPodsFinished)
-		legacyregistry.MustRegister(PodFailuresHandledByFailurePolicy)
-		legacyregistry.MustRegister(TerminatedPodsTrackingFinalizerTotal)
-		legacyregistry.MustRegister(JobFinishedIndexesTotal)
-		legacyregistry.MustRegister(JobPodsCreationTotal)
-		legacyregistry.MustRegister(JobByExternalControllerTotal)
-		legacyregistry.MustRegister(JobRequeueSkips)
+	registerOnce.Do(func() {
+		for _, c := range collectors {
+			legacyregistry.MustRegister(c)
+		}
 	})
 }

@@ -79,7 +79,8 @@ type DeletionReason string
 
 const (
 	// DeleteFinishing: the Job reached a terminal condition; the Pod keeps
-	// its finalizer until it is counted.
+	// its finalizer until it is counted. Upstream raises no deletion
+	// expectation for these.
 	DeleteFinishing DeletionReason = "Finishing"
 	// DeleteSuspended: the Job is suspended.
 	DeleteSuspended DeletionReason = "Suspended"
@@ -121,7 +122,8 @@ type Event struct {
 // steps need to know of the decision.
 type Plan struct {
 	// SyncAction is the job_sync_duration_seconds "action" label
-	// (metrics.JobSyncAction*).
+	// (metrics.JobSyncAction*); empty when the sync is not to be measured
+	// (unknown completion mode, finished Job).
 	SyncAction string
 	// Deletions are done before Creations; a Plan has one or the other.
 	Deletions []PodDeletion
@@ -135,7 +137,8 @@ type Plan struct {
 	// long (replacement backoff, active deadline).
 	RequeueAfter time.Duration
 	// Failures is the record to keep once the first status write of this
-	// sync succeeded.
+	// sync succeeded. When Tracking.Interim is nil there is no such write
+	// and the record is left as it was, as upstream does.
 	Failures FailureRecord
 	// Events to record now.
 	Events []Event
@@ -150,7 +153,10 @@ type PodOutcome struct {
 	// is gone or going (a NotFound counts as deleted).
 	Deleted []bool
 	// Created is how many of Plan.Creations were created; the rest failed
-	// or were skipped after a failed slow-start batch.
+	// or were skipped after a failed slow-start batch. A creation refused
+	// because the namespace is terminating counts as created (and does not
+	// fail its batch), as upstream: the Job's status counts that Pod active
+	// until the next sync, which has Snapshot.NamespaceTerminating.
 	Created int
 }
 
@@ -166,7 +172,7 @@ type Tracking struct {
 	RemoveFinalizers []*corev1.Pod
 	// PolicyActions counts the failed Pods handled by each pod failure
 	// policy action (job_pods_failures_handled_by_failure_policy_total),
-	// to record once Interim is written.
+	// to record once Interim is written (at once when Interim is nil).
 	PolicyActions map[batchv1.PodFailurePolicyAction]int
 	// Events to record now.
 	Events []Event
@@ -189,4 +195,51 @@ type Final struct {
 
 // syncState carries the decision from one step to the next. Its fields are
 // the Decide implementation's business.
-type syncState struct{}
+type syncState struct {
+	job             *batchv1.Job
+	opts            Options
+	now             time.Time
+	expectationsMet bool
+	nsTerminating   bool
+	indexed         bool
+	// completions of an Indexed Job: indexes at or above it are ignored.
+	completions int
+	// perIndex is backoffLimitPerIndex, when set.
+	perIndex *int32
+
+	// status is the status being built, a copy of the Job's.
+	status   *batchv1.JobStatus
+	pods     []*corev1.Pod
+	inFlight sets.Set[types.UID]
+	// uncountedSucceeded and uncountedFailed are the Job's
+	// status.uncountedTerminatedPods as the sync found it.
+	uncountedSucceeded sets.Set[types.UID]
+	uncountedFailed    sets.Set[types.UID]
+
+	activePods  []*corev1.Pod
+	ready       int32
+	terminating int32
+	// succeeded and failed count the Pods counted, uncounted and new.
+	succeeded int32
+	failed    int32
+	record    FailureRecord
+
+	succeededBefore  indexSet
+	succeededIndexes indexSet
+	failedIndexes    indexSet
+	held             map[int]*corev1.Pod
+
+	// ending is the condition the Job is heading to: FailureTarget,
+	// SuccessCriteriaMet, or the Failed that follows an earlier
+	// FailureTarget; nil while it runs on.
+	ending *batchv1.JobCondition
+	// finishing: Decide found an ending and planned its deletions.
+	finishing bool
+	// managed: Decide managed the Pods (the expectations were met).
+	managed bool
+
+	// Set by AfterPods for AfterFinalizers.
+	withFinalizer sets.Set[types.UID]
+	releasing     []*corev1.Pod
+	capped        bool
+}

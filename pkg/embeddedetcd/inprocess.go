@@ -48,6 +48,14 @@ func (s *Server) InProcessStorage(getter generic.RESTOptionsGetter, watchCache f
 	return &inProcessGetter{RESTOptionsGetter: getter, member: s, watchCache: watchCache}
 }
 
+// InProcessClient returns an etcd client that calls this member through
+// function calls, as InProcessStorage's storage does, for the server's own
+// keys outside the API's storage. The caller closes it; the member must
+// outlive it.
+func (s *Server) InProcessClient() *clientv3.Client {
+	return v3client.New(s.etcd.Server)
+}
+
 type inProcessGetter struct {
 	generic.RESTOptionsGetter
 	member     *Server

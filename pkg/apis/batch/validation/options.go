@@ -28,57 +28,71 @@ type JobValidationOptions struct {
 
 // JobStatusValidationOptions switches on the status rules that kube-apiserver
 // applies only when the fields they guard change (ratcheting). The rules that
-// upstream applies unconditionally are not listed here and always run.
+// upstream applies unconditionally are not listed here and always run. The
+// fields are grouped by what the rule looks at.
 type JobStatusValidationOptions struct {
-	RejectDecreasingSucceededCounter             bool
-	RejectDecreasingFailedCounter                bool
-	RejectDisablingTerminalCondition             bool
+	// Rules on the change from the old status.
+	RejectDecreasingSucceededCounter       bool
+	RejectDecreasingFailedCounter          bool
+	RejectDisablingTerminalCondition       bool
+	RejectStartTimeUpdateForUnsuspendedJob bool
+	RejectMutatingCompletionTime           bool
+
+	// Rules on which conditions may stand together.
+	RejectCompleteJobWithFailedCondition        bool
+	RejectCompleteJobWithFailureTargetCondition bool
+	RejectFailedJobWithoutFailureTarget         bool
+	RejectCompleteJobWithoutSuccessCriteriaMet  bool
+
+	// Rules tying startTime and completionTime to the conditions.
+	RejectCompleteJobWithoutCompletionTime bool
+	RejectNotCompleteJobWithCompletionTime bool
+	RejectCompletionTimeBeforeStartTime    bool
+	RejectFinishedJobWithoutStartTime      bool
+
+	// Rules on the pod counters.
+	RejectFinishedJobWithActivePods              bool
+	RejectFinishedJobWithTerminatingPods         bool
+	RejectFinishedJobWithUncountedTerminatedPods bool
+	RejectMoreReadyThanActivePods                bool
+
+	// Rules on completedIndexes and failedIndexes.
 	RejectInvalidCompletedIndexes                bool
 	RejectInvalidFailedIndexes                   bool
 	RejectFailedIndexesOverlappingCompleted      bool
 	RejectCompletedIndexesForNonIndexedJob       bool
 	RejectFailedIndexesForNoBackoffLimitPerIndex bool
-	RejectFailedJobWithoutFailureTarget          bool
-	RejectCompleteJobWithoutSuccessCriteriaMet   bool
-	RejectFinishedJobWithActivePods              bool
-	RejectFinishedJobWithoutStartTime            bool
-	RejectFinishedJobWithUncountedTerminatedPods bool
-	RejectStartTimeUpdateForUnsuspendedJob       bool
-	RejectCompletionTimeBeforeStartTime          bool
-	RejectMutatingCompletionTime                 bool
-	RejectCompleteJobWithoutCompletionTime       bool
-	RejectNotCompleteJobWithCompletionTime       bool
-	RejectCompleteJobWithFailedCondition         bool
-	RejectCompleteJobWithFailureTargetCondition  bool
-	RejectMoreReadyThanActivePods                bool
-	RejectFinishedJobWithTerminatingPods         bool
 }
 
 // AllStatusRules returns options with every ratcheted status rule switched on.
 // It is what the JobStrictStatusValidation feature gate selects.
 func AllStatusRules() JobStatusValidationOptions {
 	return JobStatusValidationOptions{
-		RejectDecreasingSucceededCounter:             true,
-		RejectDecreasingFailedCounter:                true,
-		RejectDisablingTerminalCondition:             true,
+		RejectDecreasingSucceededCounter:       true,
+		RejectDecreasingFailedCounter:          true,
+		RejectDisablingTerminalCondition:       true,
+		RejectStartTimeUpdateForUnsuspendedJob: true,
+		RejectMutatingCompletionTime:           true,
+
+		RejectCompleteJobWithFailedCondition:        true,
+		RejectCompleteJobWithFailureTargetCondition: true,
+		RejectFailedJobWithoutFailureTarget:         true,
+		RejectCompleteJobWithoutSuccessCriteriaMet:  true,
+
+		RejectCompleteJobWithoutCompletionTime: true,
+		RejectNotCompleteJobWithCompletionTime: true,
+		RejectCompletionTimeBeforeStartTime:    true,
+		RejectFinishedJobWithoutStartTime:      true,
+
+		RejectFinishedJobWithActivePods:              true,
+		RejectFinishedJobWithTerminatingPods:         true,
+		RejectFinishedJobWithUncountedTerminatedPods: true,
+		RejectMoreReadyThanActivePods:                true,
+
 		RejectInvalidCompletedIndexes:                true,
 		RejectInvalidFailedIndexes:                   true,
 		RejectFailedIndexesOverlappingCompleted:      true,
 		RejectCompletedIndexesForNonIndexedJob:       true,
 		RejectFailedIndexesForNoBackoffLimitPerIndex: true,
-		RejectFailedJobWithoutFailureTarget:          true,
-		RejectCompleteJobWithoutSuccessCriteriaMet:   true,
-		RejectFinishedJobWithActivePods:              true,
-		RejectFinishedJobWithoutStartTime:            true,
-		RejectFinishedJobWithUncountedTerminatedPods: true,
-		RejectStartTimeUpdateForUnsuspendedJob:       true,
-		RejectCompletionTimeBeforeStartTime:          true,
-		RejectMutatingCompletionTime:                 true,
-		RejectCompleteJobWithoutCompletionTime:       true,
-		RejectNotCompleteJobWithCompletionTime:       true,
-		RejectCompleteJobWithFailedCondition:         true,
-		RejectCompleteJobWithFailureTargetCondition:  true,
-		RejectMoreReadyThanActivePods:                true,
-		RejectFinishedJobWithTerminatingPods:         true,
 	}
 }

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,27 +17,27 @@ import (
 // ValidateJobUpdateStatus validates a write to the status subresource. The
 // options say which of the ratcheted rules apply; the others always run.
 func ValidateJobUpdateStatus(job, oldJob *batch.Job, opts JobStatusValidationOptions) field.ErrorList {
-	allErrs := validateObjectMetaUpdate(&job.ObjectMeta, &oldJob.ObjectMeta, field.NewPath("metadata"))
+	errs := validateObjectMetaUpdate(&job.ObjectMeta, &oldJob.ObjectMeta, field.NewPath("metadata"))
 	statusPath := field.NewPath("status")
-	allErrs = append(allErrs, validateJobStatus(job, statusPath, opts)...)
-	allErrs = append(allErrs, validateJobStatusTransition(job, oldJob, statusPath, opts)...)
-	return allErrs
+	errs = append(errs, validateJobStatus(job, statusPath, opts)...)
+	errs = append(errs, validateJobStatusTransition(job, oldJob, statusPath, opts)...)
+	return errs
 }
 
 // validateJobStatus checks the new status on its own.
 func validateJobStatus(job *batch.Job, fldPath *field.Path, opts JobStatusValidationOptions) field.ErrorList {
 	status := &job.Status
-	allErrs := validateNonnegative(int64(status.Active), fldPath.Child("active"))
-	allErrs = append(allErrs, validateNonnegative(int64(status.Succeeded), fldPath.Child("succeeded"))...)
-	allErrs = append(allErrs, validateNonnegative(int64(status.Failed), fldPath.Child("failed"))...)
+	errs := validateNonnegative(int64(status.Active), fldPath.Child("active"))
+	errs = append(errs, validateNonnegative(int64(status.Succeeded), fldPath.Child("succeeded"))...)
+	errs = append(errs, validateNonnegative(int64(status.Failed), fldPath.Child("failed"))...)
 	if status.Ready != nil {
-		allErrs = append(allErrs, validateNonnegative(int64(*status.Ready), fldPath.Child("ready"))...)
+		errs = append(errs, validateNonnegative(int64(*status.Ready), fldPath.Child("ready"))...)
 	}
 	if status.Terminating != nil {
-		allErrs = append(allErrs, validateNonnegative(int64(*status.Terminating), fldPath.Child("terminating"))...)
+		errs = append(errs, validateNonnegative(int64(*status.Terminating), fldPath.Child("terminating"))...)
 	}
 	if status.UncountedTerminatedPods != nil {
-		allErrs = append(allErrs, validateUncountedTerminatedPods(status.UncountedTerminatedPods, fldPath.Child("uncountedTerminatedPods"))...)
+		errs = append(errs, validateUncountedTerminatedPods(status.UncountedTerminatedPods, fldPath.Child("uncountedTerminatedPods"))...)
 	}
 
 	conditionsPath := fldPath.Child("conditions")
@@ -47,69 +48,69 @@ func validateJobStatus(job *batch.Job, fldPath *field.Path, opts JobStatusValida
 	finished := complete || failed
 
 	if opts.RejectCompleteJobWithFailedCondition && complete && failed {
-		allErrs = append(allErrs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set Complete=True and Failed=true conditions"))
+		errs = append(errs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set Complete=True and Failed=true conditions"))
 	}
 	if opts.RejectCompleteJobWithFailureTargetCondition && complete && failureTarget {
-		allErrs = append(allErrs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set Complete=True and FailureTarget=true conditions"))
+		errs = append(errs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set Complete=True and FailureTarget=true conditions"))
 	}
 	if opts.RejectNotCompleteJobWithCompletionTime && status.CompletionTime != nil && !complete {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("completionTime"), status.CompletionTime, "cannot set completionTime when there is no Complete=True condition"))
+		errs = append(errs, field.Invalid(fldPath.Child("completionTime"), status.CompletionTime, "cannot set completionTime when there is no Complete=True condition"))
 	}
 	if opts.RejectCompleteJobWithoutCompletionTime && status.CompletionTime == nil && complete {
-		allErrs = append(allErrs, field.Required(fldPath.Child("completionTime"), "completionTime is required for Complete jobs"))
+		errs = append(errs, field.Required(fldPath.Child("completionTime"), "completionTime is required for Complete jobs"))
 	}
 	if opts.RejectCompletionTimeBeforeStartTime && status.StartTime != nil && status.CompletionTime != nil && status.CompletionTime.Before(status.StartTime) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("completionTime"), status.CompletionTime, "must be equal to or after `startTime`"))
+		errs = append(errs, field.Invalid(fldPath.Child("completionTime"), status.CompletionTime, "must be equal to or after `startTime`"))
 	}
 	if opts.RejectFailedJobWithoutFailureTarget && failed && !failureTarget {
-		allErrs = append(allErrs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set Failed=True condition without the FailureTarget=true condition"))
+		errs = append(errs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set Failed=True condition without the FailureTarget=true condition"))
 	}
 	if opts.RejectCompleteJobWithoutSuccessCriteriaMet && complete && !successCriteriaMet {
-		allErrs = append(allErrs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set Complete=True condition without the SuccessCriteriaMet=true condition"))
+		errs = append(errs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set Complete=True condition without the SuccessCriteriaMet=true condition"))
 	}
 	if opts.RejectFinishedJobWithActivePods && status.Active > 0 && finished {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("active"), status.Active, "active>0 is invalid for finished job"))
+		errs = append(errs, field.Invalid(fldPath.Child("active"), status.Active, "active>0 is invalid for finished job"))
 	}
 	// A suspended Job with zero completions finishes without ever starting.
 	if opts.RejectFinishedJobWithoutStartTime && status.StartTime == nil && finished && !isSuspendedWithZeroCompletions(job) {
-		allErrs = append(allErrs, field.Required(fldPath.Child("startTime"), "startTime is required for finished job"))
+		errs = append(errs, field.Required(fldPath.Child("startTime"), "startTime is required for finished job"))
 	}
 	if opts.RejectFinishedJobWithUncountedTerminatedPods && finished && status.UncountedTerminatedPods != nil &&
 		len(status.UncountedTerminatedPods.Failed)+len(status.UncountedTerminatedPods.Succeeded) > 0 {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("uncountedTerminatedPods"), status.UncountedTerminatedPods, "must be empty for finished job"))
+		errs = append(errs, field.Invalid(fldPath.Child("uncountedTerminatedPods"), status.UncountedTerminatedPods, "must be empty for finished job"))
 	}
-	allErrs = append(allErrs, validateStatusIndexes(job, fldPath, opts)...)
+	errs = append(errs, validateStatusIndexes(job, fldPath, opts)...)
 	if opts.RejectFinishedJobWithTerminatingPods && status.Terminating != nil && *status.Terminating > 0 && finished {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("terminating"), status.Terminating, "terminating>0 is invalid for finished job"))
+		errs = append(errs, field.Invalid(fldPath.Child("terminating"), status.Terminating, "terminating>0 is invalid for finished job"))
 	}
 	if opts.RejectMoreReadyThanActivePods && status.Ready != nil && *status.Ready > status.Active {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("ready"), *status.Ready, "cannot set more ready pods than active"))
+		errs = append(errs, field.Invalid(fldPath.Child("ready"), *status.Ready, "cannot set more ready pods than active"))
 	}
 
 	// The SuccessCriteriaMet rules are not ratcheted upstream.
 	if successCriteriaMet && failed {
-		allErrs = append(allErrs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set SuccessCriteriaMet=True and Failed=true conditions"))
+		errs = append(errs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set SuccessCriteriaMet=True and Failed=true conditions"))
 	}
 	if successCriteriaMet && failureTarget {
-		allErrs = append(allErrs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set SuccessCriteriaMet=True and FailureTarget=true conditions"))
+		errs = append(errs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set SuccessCriteriaMet=True and FailureTarget=true conditions"))
 	}
 	if job.Spec.SuccessPolicy != nil && !successCriteriaMet && complete {
-		allErrs = append(allErrs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True"))
+		errs = append(errs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True"))
 	}
-	return allErrs
+	return errs
 }
 
 func validateUncountedTerminatedPods(pods *batch.UncountedTerminatedPods, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
+	var errs field.ErrorList
 	// A UID may appear once across both lists.
 	seen := make(map[types.UID]struct{}, len(pods.Succeeded)+len(pods.Failed))
 	check := func(uids []types.UID, listPath *field.Path) {
 		for i, uid := range uids {
 			p := listPath.Index(i)
 			if uid == "" {
-				allErrs = append(allErrs, field.Invalid(p, uid, "must not be empty"))
+				errs = append(errs, field.Invalid(p, uid, "must not be empty"))
 			} else if _, dup := seen[uid]; dup {
-				allErrs = append(allErrs, field.Duplicate(p, uid))
+				errs = append(errs, field.Duplicate(p, uid))
 			} else {
 				seen[uid] = struct{}{}
 			}
@@ -117,77 +118,77 @@ func validateUncountedTerminatedPods(pods *batch.UncountedTerminatedPods, fldPat
 	}
 	check(pods.Succeeded, fldPath.Child("succeeded"))
 	check(pods.Failed, fldPath.Child("failed"))
-	return allErrs
+	return errs
 }
 
 func validateStatusIndexes(job *batch.Job, fldPath *field.Path, opts JobStatusValidationOptions) field.ErrorList {
-	var allErrs field.ErrorList
+	var errs field.ErrorList
 	status := &job.Status
 	completions := job.Spec.Completions
 	if opts.RejectInvalidCompletedIndexes && completions != nil {
 		if _, err := validateIndexesFormat(status.CompletedIndexes, *completions); err != nil {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("completedIndexes"), status.CompletedIndexes, fmt.Sprintf("error parsing completedIndexes: %s", err.Error())))
+			errs = append(errs, field.Invalid(fldPath.Child("completedIndexes"), status.CompletedIndexes, fmt.Sprintf("error parsing completedIndexes: %s", err.Error())))
 		}
 	}
 	if opts.RejectInvalidFailedIndexes && completions != nil && job.Spec.BackoffLimitPerIndex != nil && status.FailedIndexes != nil {
 		if _, err := validateIndexesFormat(*status.FailedIndexes, *completions); err != nil {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("failedIndexes"), status.FailedIndexes, fmt.Sprintf("error parsing failedIndexes: %s", err.Error())))
+			errs = append(errs, field.Invalid(fldPath.Child("failedIndexes"), status.FailedIndexes, fmt.Sprintf("error parsing failedIndexes: %s", err.Error())))
 		}
 	}
 	if opts.RejectCompletedIndexesForNonIndexedJob && len(status.CompletedIndexes) != 0 && !isIndexed(&job.Spec) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("completedIndexes"), status.CompletedIndexes, "cannot set non-empty completedIndexes when non-indexed completion mode"))
+		errs = append(errs, field.Invalid(fldPath.Child("completedIndexes"), status.CompletedIndexes, "cannot set non-empty completedIndexes when non-indexed completion mode"))
 	}
 	// NonIndexed Jobs never have backoffLimitPerIndex, so this also keeps
 	// failedIndexes off them.
 	if opts.RejectFailedIndexesForNoBackoffLimitPerIndex && job.Spec.BackoffLimitPerIndex == nil && status.FailedIndexes != nil {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("failedIndexes"), *status.FailedIndexes, "cannot set non-null failedIndexes when backoffLimitPerIndex is null"))
+		errs = append(errs, field.Invalid(fldPath.Child("failedIndexes"), *status.FailedIndexes, "cannot set non-null failedIndexes when backoffLimitPerIndex is null"))
 	}
 	if opts.RejectFailedIndexesOverlappingCompleted && completions != nil && status.FailedIndexes != nil {
 		if err := validateFailedIndexesNotOverlapCompleted(status.CompletedIndexes, *status.FailedIndexes, *completions); err != nil {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("failedIndexes"), *status.FailedIndexes, err.Error()))
+			errs = append(errs, field.Invalid(fldPath.Child("failedIndexes"), *status.FailedIndexes, err.Error()))
 		}
 	}
-	return allErrs
+	return errs
 }
 
 // validateJobStatusTransition checks the change from the old status.
 func validateJobStatusTransition(job, oldJob *batch.Job, fldPath *field.Path, opts JobStatusValidationOptions) field.ErrorList {
-	var allErrs field.ErrorList
+	var errs field.ErrorList
 	conditionsPath := fldPath.Child("conditions")
 	if opts.RejectDisablingTerminalCondition {
 		for _, cType := range []batch.JobConditionType{batch.JobFailed, batch.JobComplete, batch.JobFailureTarget} {
 			if IsConditionTrue(oldJob.Status.Conditions, cType) && !IsConditionTrue(job.Status.Conditions, cType) {
-				allErrs = append(allErrs, field.Invalid(conditionsPath, field.OmitValueType{}, fmt.Sprintf("cannot disable the terminal %s=True condition", string(cType))))
+				errs = append(errs, field.Invalid(conditionsPath, field.OmitValueType{}, fmt.Sprintf("cannot disable the terminal %s=True condition", string(cType))))
 			}
 		}
 	}
 	if opts.RejectDecreasingFailedCounter && job.Status.Failed < oldJob.Status.Failed {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("failed"), job.Status.Failed, "cannot decrease the failed counter"))
+		errs = append(errs, field.Invalid(fldPath.Child("failed"), job.Status.Failed, "cannot decrease the failed counter"))
 	}
 	// Elastic Indexed Jobs (completions == parallelism) may be scaled down,
 	// which lowers succeeded.
 	if opts.RejectDecreasingSucceededCounter && job.Status.Succeeded < oldJob.Status.Succeeded && !isElasticIndexed(job) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("succeeded"), job.Status.Succeeded, "cannot decrease the succeeded counter"))
+		errs = append(errs, field.Invalid(fldPath.Child("succeeded"), job.Status.Succeeded, "cannot decrease the succeeded counter"))
 	}
 	// Clearing completionTime is allowed while the Job is not Complete; the
 	// Complete case is caught by RejectCompleteJobWithoutCompletionTime.
 	if opts.RejectMutatingCompletionTime && job.Status.CompletionTime != nil && oldJob.Status.CompletionTime != nil &&
 		!ptr.Equal(job.Status.CompletionTime, oldJob.Status.CompletionTime) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("completionTime"), job.Status.CompletionTime, "field is immutable"))
+		errs = append(errs, field.Invalid(fldPath.Child("completionTime"), job.Status.CompletionTime, "field is immutable"))
 	}
 	// Setting startTime the first time is allowed, and so is resetting it when
 	// the Job resumes.
 	if opts.RejectStartTimeUpdateForUnsuspendedJob && oldJob.Status.StartTime != nil &&
 		!ptr.Equal(oldJob.Status.StartTime, job.Status.StartTime) && !ptr.Deref(job.Spec.Suspend, false) && !IsJobResuming(job, oldJob) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("startTime"), job.Status.StartTime, "field is immutable for unsuspended job once set"))
+		errs = append(errs, field.Invalid(fldPath.Child("startTime"), job.Status.StartTime, "field is immutable for unsuspended job once set"))
 	}
 	if isJobSuccessCriteriaMet(oldJob) && !isJobSuccessCriteriaMet(job) {
-		allErrs = append(allErrs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot disable the SuccessCriteriaMet=True condition"))
+		errs = append(errs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot disable the SuccessCriteriaMet=True condition"))
 	}
 	if IsJobComplete(oldJob) && !isJobSuccessCriteriaMet(oldJob) && isJobSuccessCriteriaMet(job) {
-		allErrs = append(allErrs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions"))
+		errs = append(errs, field.Invalid(conditionsPath, field.OmitValueType{}, "cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions"))
 	}
-	return allErrs
+	return errs
 }
 
 // isElasticIndexed reports whether an Indexed Job may be scaled down, which
@@ -207,22 +208,20 @@ func IsJobResuming(job, oldJob *batch.Job) bool {
 }
 
 // IsJobFinished reports whether the Job has a Complete=True or Failed=True condition.
-func IsJobFinished(job *batch.Job) bool {
-	return IsJobComplete(job) || IsJobFailed(job)
-}
+func IsJobFinished(job *batch.Job) bool { return IsJobComplete(job) || IsJobFailed(job) }
 
 // IsJobComplete reports whether the Job has a Complete=True condition.
-func IsJobComplete(job *batch.Job) bool {
-	return IsConditionTrue(job.Status.Conditions, batch.JobComplete)
-}
+func IsJobComplete(job *batch.Job) bool { return jobHasTrue(job, batch.JobComplete) }
 
 // IsJobFailed reports whether the Job has a Failed=True condition.
-func IsJobFailed(job *batch.Job) bool {
-	return IsConditionTrue(job.Status.Conditions, batch.JobFailed)
-}
+func IsJobFailed(job *batch.Job) bool { return jobHasTrue(job, batch.JobFailed) }
 
 func isJobSuccessCriteriaMet(job *batch.Job) bool {
-	return IsConditionTrue(job.Status.Conditions, batch.JobSuccessCriteriaMet)
+	return jobHasTrue(job, batch.JobSuccessCriteriaMet)
+}
+
+func jobHasTrue(job *batch.Job, cType batch.JobConditionType) bool {
+	return IsConditionTrue(job.Status.Conditions, cType)
 }
 
 // IsConditionTrue reports whether the list has a condition of the type with status True.
@@ -235,13 +234,10 @@ func IsConditionFalse(list []batch.JobCondition, cType batch.JobConditionType) b
 	return hasCondition(list, cType, corev1.ConditionFalse)
 }
 
+// hasCondition looks at every entry: a list may repeat a type, and any entry
+// with the status counts.
 func hasCondition(list []batch.JobCondition, cType batch.JobConditionType, status corev1.ConditionStatus) bool {
-	for i := range list {
-		if list[i].Type == cType && list[i].Status == status {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(list, func(c batch.JobCondition) bool { return c.Type == cType && c.Status == status })
 }
 
 // validateFailedIndexesNotOverlapCompleted walks both interval lists in

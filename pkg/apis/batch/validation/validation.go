@@ -7,6 +7,7 @@ package validation
 
 import (
 	"fmt"
+	"math"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,32 +72,32 @@ func ValidateGeneratedSelector(job *batch.Job) field.ErrorList {
 // validateGeneratedSelector is ValidateGeneratedSelector; requirePrefixed
 // adds the batch.jobs.dev/ labels to the legacy unprefixed ones.
 func validateGeneratedSelector(job *batch.Job, requirePrefixed bool) field.ErrorList {
-	var allErrs field.ErrorList
+	var errs field.ErrorList
 	if ptr.Deref(job.Spec.ManualSelector, false) || job.Spec.Selector == nil {
 		// A missing selector is reported by the spec validation.
-		return allErrs
+		return errs
 	}
 	if job.UID == "" {
 		// Otherwise the generated selector would be "controller-uid=".
-		allErrs = append(allErrs, field.Required(field.NewPath("metadata", "uid"), ""))
+		errs = append(errs, field.Required(field.NewPath("metadata", "uid"), ""))
 	}
 	metaPath := field.NewPath("spec", "template", "metadata")
-	allErrs = append(allErrs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.LegacyControllerUIDLabel, string(job.UID))...)
-	allErrs = append(allErrs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.LegacyJobNameLabel, job.Name)...)
+	errs = append(errs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.LegacyControllerUIDLabel, string(job.UID))...)
+	errs = append(errs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.LegacyJobNameLabel, job.Name)...)
 	expected := labels.Set{
 		batch.LegacyControllerUIDLabel: string(job.UID),
 		batch.LegacyJobNameLabel:       job.Name,
 	}
 	if requirePrefixed {
-		allErrs = append(allErrs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.ControllerUIDLabel, string(job.UID))...)
-		allErrs = append(allErrs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.JobNameLabel, job.Name)...)
+		errs = append(errs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.ControllerUIDLabel, string(job.UID))...)
+		errs = append(errs, validateHasLabel(job.Spec.Template.Labels, metaPath, batch.JobNameLabel, job.Name)...)
 		expected[batch.ControllerUIDLabel] = string(job.UID)
 		expected[batch.JobNameLabel] = job.Name
 	}
 	if selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector); err == nil && !selector.Matches(expected) {
-		allErrs = append(allErrs, field.Invalid(field.NewPath("spec", "selector"), job.Spec.Selector, "`selector` not auto-generated"))
+		errs = append(errs, field.Invalid(field.NewPath("spec", "selector"), job.Spec.Selector, "`selector` not auto-generated"))
 	}
-	return allErrs
+	return errs
 }
 
 func validateHasLabel(lbls map[string]string, metaPath *field.Path, key, expected string) field.ErrorList {
@@ -114,15 +115,15 @@ func validateHasLabel(lbls map[string]string, metaPath *field.Path, key, expecte
 // ValidateJob validates a Job on create. The selector must already have been
 // generated (unless manualSelector is true).
 func ValidateJob(job *batch.Job, opts JobValidationOptions) field.ErrorList {
-	template, errs := internalPodTemplate(&job.Spec.Template, field.NewPath("spec", "template"))
-	if errs != nil {
-		return errs
+	template, convErrs := internalPodTemplate(&job.Spec.Template, field.NewPath("spec", "template"))
+	if convErrs != nil {
+		return convErrs
 	}
-	allErrs := corevalidation.ValidateObjectMeta(&job.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateGeneratedSelector(job, opts.RequirePrefixedLabels)...)
-	allErrs = append(allErrs, validateJobSpec(&job.Spec, template, field.NewPath("spec"), opts.PodValidationOptions)...)
-	allErrs = append(allErrs, validateNameAllowsCompletions(job)...)
-	return allErrs
+	errs := corevalidation.ValidateObjectMeta(&job.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	errs = append(errs, validateGeneratedSelector(job, opts.RequirePrefixedLabels)...)
+	errs = append(errs, validateJobSpec(&job.Spec, template, field.NewPath("spec"), opts.PodValidationOptions)...)
+	errs = append(errs, validateNameAllowsCompletions(job)...)
+	return errs
 }
 
 // validateObjectMetaUpdate is core's, which adds the finalizer name check to
@@ -139,7 +140,7 @@ func validateNameAllowsCompletions(job *batch.Job) field.ErrorList {
 		return nil
 	}
 	hostname := fmt.Sprintf("%s-%d", job.Name, *job.Spec.Completions-1)
-	if errs := utilvalidation.IsDNS1123Label(hostname); len(errs) > 0 {
+	if msgs := utilvalidation.IsDNS1123Label(hostname); len(msgs) > 0 {
 		return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), job.Name, fmt.Sprintf("will not able to create pod with invalid DNS label: %s", hostname))}
 	}
 	return nil
@@ -152,18 +153,18 @@ func isIndexed(spec *batch.JobSpec) bool {
 // validateJobSpec validates the spec of a Job, including its selector.
 // template is spec.template converted to kube's internal core type.
 func validateJobSpec(spec *batch.JobSpec, template *core.PodTemplateSpec, fldPath *field.Path, opts corevalidation.PodValidationOptions) field.ErrorList {
-	allErrs := validateJobSpecFields(spec, template, fldPath, opts)
+	errs := validateJobSpecFields(spec, template, fldPath, opts)
 	if spec.Selector == nil {
-		allErrs = append(allErrs, field.Required(fldPath.Child("selector"), ""))
+		errs = append(errs, field.Required(fldPath.Child("selector"), ""))
 	} else {
 		selectorOpts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: opts.AllowInvalidLabelValueInSelector}
-		allErrs = append(allErrs, metav1validation.ValidateLabelSelector(spec.Selector, selectorOpts, fldPath.Child("selector"))...)
+		errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, selectorOpts, fldPath.Child("selector"))...)
 	}
 	// Whether generated or manual, the selector must match the pods the Job creates.
 	if selector, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil && !selector.Matches(labels.Set(spec.Template.Labels)) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("template", "metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
+		errs = append(errs, field.Invalid(fldPath.Child("template", "metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
 	}
-	return allErrs
+	return errs
 }
 
 func validateNonnegative(value int64, fldPath *field.Path) field.ErrorList {
@@ -171,102 +172,125 @@ func validateNonnegative(value int64, fldPath *field.Path) field.ErrorList {
 }
 
 func validateJobSpecFields(spec *batch.JobSpec, template *core.PodTemplateSpec, fldPath *field.Path, opts corevalidation.PodValidationOptions) field.ErrorList {
-	var allErrs field.ErrorList
+	var errs field.ErrorList
 	if spec.Parallelism != nil {
-		allErrs = append(allErrs, validateNonnegative(int64(*spec.Parallelism), fldPath.Child("parallelism"))...)
+		errs = append(errs, validateNonnegative(int64(*spec.Parallelism), fldPath.Child("parallelism"))...)
 	}
 	if spec.Completions != nil {
-		allErrs = append(allErrs, validateNonnegative(int64(*spec.Completions), fldPath.Child("completions"))...)
+		errs = append(errs, validateNonnegative(int64(*spec.Completions), fldPath.Child("completions"))...)
 	}
 	if spec.ActiveDeadlineSeconds != nil {
-		allErrs = append(allErrs, validateNonnegative(*spec.ActiveDeadlineSeconds, fldPath.Child("activeDeadlineSeconds"))...)
+		errs = append(errs, validateNonnegative(*spec.ActiveDeadlineSeconds, fldPath.Child("activeDeadlineSeconds"))...)
 	}
 	if spec.BackoffLimit != nil {
-		allErrs = append(allErrs, validateNonnegative(int64(*spec.BackoffLimit), fldPath.Child("backoffLimit"))...)
+		errs = append(errs, validateNonnegative(int64(*spec.BackoffLimit), fldPath.Child("backoffLimit"))...)
 	}
 	if spec.TTLSecondsAfterFinished != nil {
-		allErrs = append(allErrs, validateNonnegative(int64(*spec.TTLSecondsAfterFinished), fldPath.Child("ttlSecondsAfterFinished"))...)
+		errs = append(errs, validateNonnegative(int64(*spec.TTLSecondsAfterFinished), fldPath.Child("ttlSecondsAfterFinished"))...)
 	}
 	if spec.BackoffLimitPerIndex != nil {
-		allErrs = append(allErrs, validateNonnegative(int64(*spec.BackoffLimitPerIndex), fldPath.Child("backoffLimitPerIndex"))...)
+		errs = append(errs, validateNonnegative(int64(*spec.BackoffLimitPerIndex), fldPath.Child("backoffLimitPerIndex"))...)
 	}
 	if spec.MaxFailedIndexes != nil {
-		allErrs = append(allErrs, validateNonnegative(int64(*spec.MaxFailedIndexes), fldPath.Child("maxFailedIndexes"))...)
+		errs = append(errs, validateNonnegative(int64(*spec.MaxFailedIndexes), fldPath.Child("maxFailedIndexes"))...)
 		if spec.BackoffLimitPerIndex == nil {
-			allErrs = append(allErrs, field.Required(fldPath.Child("backoffLimitPerIndex"), "when maxFailedIndexes is specified"))
+			errs = append(errs, field.Required(fldPath.Child("backoffLimitPerIndex"), "when maxFailedIndexes is specified"))
 		}
 	}
 	if spec.ManagedBy != nil {
-		allErrs = append(allErrs, utilvalidation.IsDomainPrefixedPath(fldPath.Child("managedBy"), *spec.ManagedBy)...)
+		errs = append(errs, utilvalidation.IsDomainPrefixedPath(fldPath.Child("managedBy"), *spec.ManagedBy)...)
 		if len(*spec.ManagedBy) > maxManagedByLength {
-			allErrs = append(allErrs, field.TooLong(fldPath.Child("managedBy"), "", maxManagedByLength))
+			errs = append(errs, field.TooLong(fldPath.Child("managedBy"), "", maxManagedByLength))
 		}
 	}
-	allErrs = append(allErrs, validateCompletionMode(spec, fldPath)...)
+	errs = append(errs, validateCompletionMode(spec, fldPath)...)
 	if spec.PodFailurePolicy != nil {
-		allErrs = append(allErrs, validatePodFailurePolicy(spec, fldPath.Child("podFailurePolicy"))...)
+		errs = append(errs, validatePodFailurePolicy(spec, fldPath.Child("podFailurePolicy"))...)
 	}
 	if spec.SuccessPolicy != nil {
 		if !isIndexed(spec) {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("successPolicy"), *spec.SuccessPolicy, "requires indexed completion mode"))
+			errs = append(errs, field.Invalid(fldPath.Child("successPolicy"), *spec.SuccessPolicy, "requires indexed completion mode"))
 		} else {
-			allErrs = append(allErrs, validateSuccessPolicy(spec, fldPath.Child("successPolicy"))...)
+			errs = append(errs, validateSuccessPolicy(spec, fldPath.Child("successPolicy"))...)
 		}
 	}
-	allErrs = append(allErrs, validatePodReplacementPolicy(spec, fldPath.Child("podReplacementPolicy"))...)
-	allErrs = append(allErrs, validatePodTemplateSpec(template, fldPath.Child("template"), opts)...)
-	allErrs = append(allErrs, validateJobRestartPolicy(spec, fldPath.Child("template", "spec", "restartPolicy"))...)
-	return allErrs
+	errs = append(errs, validatePodReplacementPolicy(spec, fldPath.Child("podReplacementPolicy"))...)
+	errs = append(errs, validatePodTemplateSpec(template, fldPath.Child("template"), opts)...)
+	errs = append(errs, validateJobRestartPolicy(spec, fldPath.Child("template", "spec", "restartPolicy"))...)
+	return errs
 }
 
 func validateCompletionMode(spec *batch.JobSpec, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
+	var errs field.ErrorList
 	if spec.CompletionMode != nil {
 		mode := *spec.CompletionMode
 		if mode != batch.NonIndexedCompletion && mode != batch.IndexedCompletion {
-			allErrs = append(allErrs, field.NotSupported(fldPath.Child("completionMode"), mode, []batch.CompletionMode{batch.NonIndexedCompletion, batch.IndexedCompletion}))
+			errs = append(errs, field.NotSupported(fldPath.Child("completionMode"), mode, []batch.CompletionMode{batch.NonIndexedCompletion, batch.IndexedCompletion}))
 		}
 		if mode == batch.IndexedCompletion {
-			allErrs = append(allErrs, validateIndexedLimits(spec, fldPath)...)
+			errs = append(errs, validateIndexedLimits(spec, fldPath)...)
 		}
 	}
 	if !isIndexed(spec) {
 		if spec.BackoffLimitPerIndex != nil {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("backoffLimitPerIndex"), *spec.BackoffLimitPerIndex, "requires indexed completion mode"))
+			errs = append(errs, field.Invalid(fldPath.Child("backoffLimitPerIndex"), *spec.BackoffLimitPerIndex, "requires indexed completion mode"))
 		}
 		if spec.MaxFailedIndexes != nil {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("maxFailedIndexes"), *spec.MaxFailedIndexes, "requires indexed completion mode"))
+			errs = append(errs, field.Invalid(fldPath.Child("maxFailedIndexes"), *spec.MaxFailedIndexes, "requires indexed completion mode"))
 		}
 	}
-	return allErrs
+	return errs
 }
 
+// indexedBound is one limit on a count of an Indexed Job's spec. It applies
+// only when the condition holds; an unset count then breaks it only if
+// unsetDetail is given, and a set count breaks it by exceeding max.
+type indexedBound struct {
+	field       string
+	count       *int32
+	condition   bool
+	unsetDetail string
+	max         int32
+	overDetail  string
+}
+
+// validateIndexedLimits enforces the bounds that keep the status index lists
+// of an Indexed Job small. The bounds are listed in the order kube-apiserver
+// reports their errors.
 func validateIndexedLimits(spec *batch.JobSpec, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	if spec.Completions == nil {
-		allErrs = append(allErrs, field.Required(fldPath.Child("completions"), fmt.Sprintf("when completion mode is %s", batch.IndexedCompletion)))
+	mode := batch.IndexedCompletion
+	// With many completions and a per-index backoff limit, the failed index
+	// list could grow without bound, so maxFailedIndexes and parallelism are
+	// held lower.
+	manyPerIndex := spec.BackoffLimitPerIndex != nil && ptr.Deref(spec.Completions, 0) > completionsSoftLimit
+	withManyPerIndex := fmt.Sprintf("when completions are above %d and used with backoff limit per index", completionsSoftLimit)
+	bounds := []indexedBound{
+		{field: "completions", count: spec.Completions, condition: true,
+			unsetDetail: fmt.Sprintf("when completion mode is %s", mode), max: math.MaxInt32},
+		{field: "parallelism", count: spec.Parallelism, condition: true,
+			max: maxParallelismForIndexedJob, overDetail: fmt.Sprintf("must be less than or equal to %d when completion mode is %s", maxParallelismForIndexedJob, mode)},
+		{field: "maxFailedIndexes", count: spec.MaxFailedIndexes, condition: spec.Completions != nil,
+			max: ptr.Deref(spec.Completions, 0), overDetail: "must be less than or equal to completions"},
+		{field: "maxFailedIndexes", count: spec.MaxFailedIndexes, condition: true,
+			max: maxFailedIndexesForIndexedJob, overDetail: fmt.Sprintf("must be less than or equal to %d", maxFailedIndexesForIndexedJob)},
+		{field: "maxFailedIndexes", count: spec.MaxFailedIndexes, condition: manyPerIndex,
+			unsetDetail: fmt.Sprintf("must be specified when completions is above %d", completionsSoftLimit), max: math.MaxInt32},
+		{field: "parallelism", count: spec.Parallelism, condition: manyPerIndex,
+			max: parallelismLimitForHighCompletions, overDetail: fmt.Sprintf("must be less than or equal to %d %s", parallelismLimitForHighCompletions, withManyPerIndex)},
+		{field: "maxFailedIndexes", count: spec.MaxFailedIndexes, condition: manyPerIndex,
+			max: maxFailedIndexesLimitForHighCompletions, overDetail: fmt.Sprintf("must be less than or equal to %d %s", maxFailedIndexesLimitForHighCompletions, withManyPerIndex)},
 	}
-	if spec.Parallelism != nil && *spec.Parallelism > maxParallelismForIndexedJob {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("parallelism"), *spec.Parallelism, fmt.Sprintf("must be less than or equal to %d when completion mode is %s", maxParallelismForIndexedJob, batch.IndexedCompletion)))
-	}
-	if spec.Completions != nil && spec.MaxFailedIndexes != nil && *spec.MaxFailedIndexes > *spec.Completions {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("maxFailedIndexes"), *spec.MaxFailedIndexes, "must be less than or equal to completions"))
-	}
-	if spec.MaxFailedIndexes != nil && *spec.MaxFailedIndexes > maxFailedIndexesForIndexedJob {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("maxFailedIndexes"), *spec.MaxFailedIndexes, fmt.Sprintf("must be less than or equal to %d", maxFailedIndexesForIndexedJob)))
-	}
-	if spec.Completions != nil && *spec.Completions > completionsSoftLimit && spec.BackoffLimitPerIndex != nil {
-		if spec.MaxFailedIndexes == nil {
-			allErrs = append(allErrs, field.Required(fldPath.Child("maxFailedIndexes"), fmt.Sprintf("must be specified when completions is above %d", completionsSoftLimit)))
+	var errs field.ErrorList
+	for _, b := range bounds {
+		switch {
+		case !b.condition:
+		case b.count == nil && b.unsetDetail != "":
+			errs = append(errs, field.Required(fldPath.Child(b.field), b.unsetDetail))
+		case b.count != nil && *b.count > b.max:
+			errs = append(errs, field.Invalid(fldPath.Child(b.field), *b.count, b.overDetail))
 		}
-		if spec.Parallelism != nil && *spec.Parallelism > parallelismLimitForHighCompletions {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("parallelism"), *spec.Parallelism, fmt.Sprintf("must be less than or equal to %d when completions are above %d and used with backoff limit per index", parallelismLimitForHighCompletions, completionsSoftLimit)))
-		}
-		if spec.MaxFailedIndexes != nil && *spec.MaxFailedIndexes > maxFailedIndexesLimitForHighCompletions {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("maxFailedIndexes"), *spec.MaxFailedIndexes, fmt.Sprintf("must be less than or equal to %d when completions are above %d and used with backoff limit per index", maxFailedIndexesLimitForHighCompletions, completionsSoftLimit)))
-		}
 	}
-	return allErrs
+	return errs
 }
 
 // validateJobRestartPolicy applies the Job-specific restart policy rule on top
@@ -305,33 +329,33 @@ func validatePodReplacementPolicy(spec *batch.JobSpec, fldPath *field.Path) fiel
 // ValidateJobUpdate validates an update of a Job's metadata and spec.
 func ValidateJobUpdate(job, oldJob *batch.Job, opts JobValidationOptions) field.ErrorList {
 	templatePath := field.NewPath("spec", "template")
-	template, errs := internalPodTemplate(&job.Spec.Template, templatePath)
-	if errs != nil {
-		return errs
+	template, convErrs := internalPodTemplate(&job.Spec.Template, templatePath)
+	if convErrs != nil {
+		return convErrs
 	}
-	oldTemplate, errs := internalPodTemplate(&oldJob.Spec.Template, templatePath)
-	if errs != nil {
-		return errs
+	oldTemplate, convErrs := internalPodTemplate(&oldJob.Spec.Template, templatePath)
+	if convErrs != nil {
+		return convErrs
 	}
-	allErrs := validateObjectMetaUpdate(&job.ObjectMeta, &oldJob.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateJobSpecUpdate(&job.Spec, &oldJob.Spec, template, oldTemplate, field.NewPath("spec"), opts)...)
-	allErrs = append(allErrs, validateNameAllowsCompletions(job)...)
-	return allErrs
+	errs := validateObjectMetaUpdate(&job.ObjectMeta, &oldJob.ObjectMeta, field.NewPath("metadata"))
+	errs = append(errs, validateJobSpecUpdate(&job.Spec, &oldJob.Spec, template, oldTemplate, field.NewPath("spec"), opts)...)
+	errs = append(errs, validateNameAllowsCompletions(job)...)
+	return errs
 }
 
 // validateJobSpecUpdate validates an update of a Job spec; template and
 // oldTemplate are the specs' templates converted to kube's internal core type.
 func validateJobSpecUpdate(spec, oldSpec *batch.JobSpec, template, oldTemplate *core.PodTemplateSpec, fldPath *field.Path, opts JobValidationOptions) field.ErrorList {
-	allErrs := validateJobSpec(spec, template, fldPath, opts.PodValidationOptions)
-	allErrs = append(allErrs, validateCompletionsUpdate(spec, oldSpec, fldPath.Child("completions"))...)
-	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.Selector, oldSpec.Selector, fldPath.Child("selector"))...)
-	allErrs = append(allErrs, validatePodTemplateUpdate(template, oldTemplate, oldSpec, fldPath, opts)...)
-	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.CompletionMode, oldSpec.CompletionMode, fldPath.Child("completionMode"))...)
-	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.PodFailurePolicy, oldSpec.PodFailurePolicy, fldPath.Child("podFailurePolicy"))...)
-	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.BackoffLimitPerIndex, oldSpec.BackoffLimitPerIndex, fldPath.Child("backoffLimitPerIndex"))...)
-	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.ManagedBy, oldSpec.ManagedBy, fldPath.Child("managedBy"))...)
-	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(spec.SuccessPolicy, oldSpec.SuccessPolicy, fldPath.Child("successPolicy"))...)
-	return allErrs
+	errs := validateJobSpec(spec, template, fldPath, opts.PodValidationOptions)
+	errs = append(errs, validateCompletionsUpdate(spec, oldSpec, fldPath.Child("completions"))...)
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.Selector, oldSpec.Selector, fldPath.Child("selector"))...)
+	errs = append(errs, validatePodTemplateUpdate(template, oldTemplate, oldSpec, fldPath, opts)...)
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.CompletionMode, oldSpec.CompletionMode, fldPath.Child("completionMode"))...)
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.PodFailurePolicy, oldSpec.PodFailurePolicy, fldPath.Child("podFailurePolicy"))...)
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.BackoffLimitPerIndex, oldSpec.BackoffLimitPerIndex, fldPath.Child("backoffLimitPerIndex"))...)
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.ManagedBy, oldSpec.ManagedBy, fldPath.Child("managedBy"))...)
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.SuccessPolicy, oldSpec.SuccessPolicy, fldPath.Child("successPolicy"))...)
+	return errs
 }
 
 // validateCompletionsUpdate keeps completions immutable, except that an

@@ -18,19 +18,27 @@ import (
 )
 
 // jobColumnDefinitions are the columns kube-apiserver 1.37 serves for
-// batch/v1 Jobs (pkg/printers/internalversion AddHandlers). The descriptions
-// come from the same swagger docs so `kubectl explain`-style clients see the
-// same text. Priority 1 columns are the ones `kubectl get -o wide` adds.
-var jobColumnDefinitions = []metav1.TableColumnDefinition{
-	{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
-	{Name: "Status", Type: "string", Description: "Status of the job."},
-	{Name: "Completions", Type: "string", Description: batchv1.JobStatus{}.SwaggerDoc()["succeeded"]},
-	{Name: "Duration", Type: "string", Description: "Time required to complete the job."},
-	{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
-	{Name: "Containers", Type: "string", Priority: 1, Description: "Names of each container in the template."},
-	{Name: "Images", Type: "string", Priority: 1, Description: "Images referenced by each container in the template."},
-	{Name: "Selector", Type: "string", Priority: 1, Description: batchv1.JobSpec{}.SwaggerDoc()["selector"]},
-}
+// batch/v1 Jobs (pkg/printers/internalversion AddHandlers), every one of type
+// string. The descriptions come from the same swagger docs so that clients
+// see the same text.
+var jobColumnDefinitions = func() []metav1.TableColumnDefinition {
+	metaDocs := metav1.ObjectMeta{}.SwaggerDoc()
+	const wide = 1 // the priority of the columns `kubectl get -o wide` adds
+	columns := []metav1.TableColumnDefinition{
+		{Name: "Name", Format: "name", Description: metaDocs["name"]},
+		{Name: "Status", Description: "Status of the job."},
+		{Name: "Completions", Description: batchv1.JobStatus{}.SwaggerDoc()["succeeded"]},
+		{Name: "Duration", Description: "Time required to complete the job."},
+		{Name: "Age", Description: metaDocs["creationTimestamp"]},
+		{Name: "Containers", Priority: wide, Description: "Names of each container in the template."},
+		{Name: "Images", Priority: wide, Description: "Images referenced by each container in the template."},
+		{Name: "Selector", Priority: wide, Description: batchv1.JobSpec{}.SwaggerDoc()["selector"]},
+	}
+	for i := range columns {
+		columns[i].Type = "string"
+	}
+	return columns
+}()
 
 // tableConvertor renders Jobs and JobLists as the metav1.Table that
 // kube-apiserver returns for batch/v1 Jobs. Time comes from clock so that

@@ -79,15 +79,16 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*RES
 		return nil, nil, fmt.Errorf("completing job storage: %w", err)
 	}
 
-	statusStore := *store
-	statusStore.UpdateStrategy = statusStrategy
-	statusStore.ResetFieldsStrategy = statusStrategy
-	return &REST{store}, &StatusREST{store: &statusStore}, nil
+	// The status store is a copy sharing the same storage; only how an update
+	// is prepared and validated differs.
+	status := *store
+	status.UpdateStrategy, status.ResetFieldsStrategy = statusStrategy, statusStrategy
+	return &REST{store}, &StatusREST{jobs: &status}, nil
 }
 
 // StatusREST is the storage of the status subresource.
 type StatusREST struct {
-	store *genericregistry.Store
+	jobs *genericregistry.Store
 }
 
 var _ rest.Patcher = &StatusREST{}
@@ -100,21 +101,21 @@ func (r *StatusREST) Destroy() {}
 
 // Get returns the Job, so that patches of the status apply to the stored object.
 func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
-	return r.store.Get(ctx, name, options)
+	return r.jobs.Get(ctx, name, options)
 }
 
 // Update writes the status of a Job, keeping its spec.
 func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	// The status subresource never creates a Job.
-	return r.store.Update(ctx, name, userErrorsAsBadRequest{objInfo}, createValidation, updateValidation, false, options)
+	return r.jobs.Update(ctx, name, userErrorsAsBadRequest{objInfo}, createValidation, updateValidation, false, options)
 }
 
 // GetResetFields returns the fields a status write never changes.
 func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return r.store.GetResetFields()
+	return r.jobs.GetResetFields()
 }
 
 // ConvertToTable prints the Job as the main resource does.
 func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
-	return r.store.ConvertToTable(ctx, object, tableOptions)
+	return r.jobs.ConvertToTable(ctx, object, tableOptions)
 }

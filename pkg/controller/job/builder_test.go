@@ -256,3 +256,40 @@ func (b *podBuilder) InitExitCode(container string, code int32, t time.Time) *po
 	})
 	return b
 }
+
+// Identity labels the Pod as one of the server named id.
+func (b *podBuilder) Identity(id string) *podBuilder {
+	b.pod.Labels[batch.ServerIdentityLabel] = id
+	return b
+}
+
+// Orphan drops the Pod's owner references.
+func (b *podBuilder) Orphan() *podBuilder {
+	b.pod.OwnerReferences = nil
+	return b
+}
+
+// Label sets one label.
+func (b *podBuilder) Label(k, v string) *podBuilder {
+	b.pod.Labels[k] = v
+	return b
+}
+
+func (b *podBuilder) ResourceVersion(rv string) *podBuilder {
+	b.pod.ResourceVersion = rv
+	return b
+}
+
+// UID sets the Job's UID, and its selector and template labels with it.
+func (b *jobBuilder) UID(uid string) *jobBuilder {
+	b.job.UID = types.UID(uid)
+	b.job.Spec.Selector.MatchLabels[batch.ControllerUIDLabel] = uid
+	b.job.Spec.Template.Labels[batch.ControllerUIDLabel] = uid
+	b.job.Spec.Template.Labels[batch.LegacyControllerUIDLabel] = uid
+	return b
+}
+
+func (b *jobBuilder) Generation(g int64) *jobBuilder {
+	b.job.Generation = g
+	return b
+}

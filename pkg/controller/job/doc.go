@@ -1,11 +1,19 @@
-// Package job is the embedded Job controller of batch-apiserver: it runs the
-// Pods of batch.jobs.dev Jobs in a host cluster with the behaviour of
-// kube-controller-manager 1.37's job controller. It reads Jobs through the
-// generated informers, writes their status through the generated clientset
-// (so the API's own status rules check it), and manages Pods and Events
-// through client-go in the host cluster.
+// Package job is batch-apiserver's embedded Job controller. It runs the Pods
+// of batch.jobs.dev Jobs in a host cluster and behaves as the job
+// controller of kube-controller-manager 1.37 does for batch/v1.
 //
-// One policy per file, as upstream: pod_failure_policy.go, backoff_utils.go,
-// success_policy.go, indexed_job_utils.go, tracking_utils.go; the loop and
-// the status computation live in job_controller.go.
+// A sync is three parts, each in its own place. The decide subpackage
+// holds every decision as pure functions of a snapshot of the Job and its
+// Pods. The act side (act.go, pods.go) builds that snapshot, carries the
+// decisions out through the clients (Pods and Events in the host, Job
+// status through our own API over loopback, never storage) and feeds what
+// happened back to decide. The watch side (watch.go, orphans.go, ttl.go,
+// external.go) turns informer events into queue keys and keeps the memory
+// that lives between syncs: expectations, failure records, the Jobs being
+// finished.
+//
+// Unlike kube-controller-manager, the controller shares its host with other
+// batch-apiservers: it touches only the Pods that carry its server's
+// identity label, and announces each Job left to another controller with
+// one Event whose name is derived from the Job's UID.
 package job

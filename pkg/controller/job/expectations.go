@@ -4,142 +4,163 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/klog/v2"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 )
 
+// The informer shows the controller's own Pod writes late. Without a memory
+// of what it asked for, a sync right after a create would see too few Pods
+// and create again. These records bridge the gap until the informer
+// catches up.
+
 // expectationsTimeout is how long a Job waits for the Pod creations and
-// deletions it expects before it syncs anyway. It bounds the stall when a
-// watch event is lost; upstream's controller.ExpectationsTimeout.
+// deletions it asked for: after that the controller assumes a watch event
+// was lost and acts on what it sees (kube-controller-manager's value).
 const expectationsTimeout = 5 * time.Minute
 
-// controllerExpectations records, per Job key, how many Pod creations and
-// deletions the controller issued and has not yet seen in the Pod informer,
-// so that a sync does not act again on a cache that lags its own writes.
-// It is upstream's controller.ControllerExpectations with an injected clock.
-type controllerExpectations struct {
+// pending is what one Job still waits to see.
+type pending struct {
+	creations int
+	deletions int
+	// since is when the wait began; lowering the counts keeps it.
+	since time.Time
+}
+
+// podExpectations counts, per Job key, the Pod creations and deletions the
+// controller requested and the informer has not shown yet.
+type podExpectations struct {
 	clock clock.PassiveClock
-
-	mu      sync.Mutex
-	records map[string]*expectationRecord
+	mu    sync.Mutex
+	byJob map[string]*pending
 }
 
-// expectationRecord is what one Job still expects to observe.
-type expectationRecord struct {
-	add int64
-	del int64
-	// timestamp is when the expectations were set; raising or lowering them
-	// does not move it, so a Job cannot wait longer than expectationsTimeout
-	// after its last create/delete round.
-	timestamp time.Time
+func newPodExpectations(clk clock.PassiveClock) *podExpectations {
+	return &podExpectations{clock: clk, byJob: map[string]*pending{}}
 }
 
-func (r *expectationRecord) fulfilled() bool {
-	return r.add <= 0 && r.del <= 0
-}
-
-// newControllerExpectations returns empty expectations whose expiry is
-// measured with clk.
-func newControllerExpectations(clk clock.PassiveClock) *controllerExpectations {
-	return &controllerExpectations{clock: clk, records: map[string]*expectationRecord{}}
-}
-
-// getExpectations returns the pending creations and deletions of key.
-func (e *controllerExpectations) getExpectations(key string) (add, del int64, exists bool) {
+// expect replaces what key waits for, and restarts its timeout.
+func (e *podExpectations) expect(key string, creations, deletions int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	r, ok := e.records[key]
+	e.byJob[key] = &pending{creations: creations, deletions: deletions, since: e.clock.Now()}
+}
+
+// observe lowers what key waits for: the informer showed the changes, or
+// the requests failed and the informer never will.
+func (e *podExpectations) observe(key string, creations, deletions int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p, ok := e.byJob[key]; ok {
+		p.creations -= creations
+		p.deletions -= deletions
+	}
+}
+
+// met tells whether key may act on the Pods the informer shows.
+func (e *podExpectations) met(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.byJob[key]
+	if !ok || (p.creations <= 0 && p.deletions <= 0) {
+		return true
+	}
+	return e.clock.Since(p.since) > expectationsTimeout
+}
+
+// counts returns what key waits for, for tests and logs.
+func (e *podExpectations) counts(key string) (creations, deletions int, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.byJob[key]
 	if !ok {
 		return 0, 0, false
 	}
-	return r.add, r.del, true
+	return p.creations, p.deletions, true
 }
 
-// satisfiedExpectations reports whether the Job key may act on the Pods it
-// sees: it never set expectations, all of them were observed, or they expired.
-func (e *controllerExpectations) satisfiedExpectations(logger klog.Logger, key string) bool {
+// forget drops key, whose Job is gone.
+func (e *podExpectations) forget(key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	r, ok := e.records[key]
-	switch {
-	case !ok:
-		// A new Job, or one that has not created or deleted Pods since the
-		// controller started.
-		logger.V(4).Info("Controller either never recorded expectations, or the ttl expired", "controller", key)
-		return true
-	case r.fulfilled():
-		logger.V(4).Info("Controller expectations fulfilled", "controller", key, "add", r.add, "del", r.del)
-		return true
-	case e.clock.Since(r.timestamp) > expectationsTimeout:
-		// A watch event was probably lost; sync rather than wait forever.
-		logger.V(4).Info("Controller expectations expired", "controller", key, "add", r.add, "del", r.del)
-		return true
-	default:
-		logger.V(4).Info("Controller still waiting on expectations", "controller", key, "add", r.add, "del", r.del)
+	delete(e.byJob, key)
+}
+
+// finalizerExpectations holds, per Job key, the Pods whose tracking
+// finalizer the controller removed while the informer still shows it. A
+// sync must not count such a Pod again.
+type finalizerExpectations struct {
+	mu    sync.Mutex
+	byJob map[string]sets.Set[types.UID]
+}
+
+func newFinalizerExpectations() *finalizerExpectations {
+	return &finalizerExpectations{byJob: map[string]sets.Set[types.UID]{}}
+}
+
+// expect adds uids to the removals key waits to see.
+func (e *finalizerExpectations) expect(key string, uids ...types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.byJob[key]
+	if !ok {
+		s = sets.New[types.UID]()
+		e.byJob[key] = s
+	}
+	s.Insert(uids...)
+}
+
+// observe drops uid from what key waits for: the informer showed the Pod
+// without the finalizer (or gone), or the removal failed.
+func (e *finalizerExpectations) observe(key string, uid types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s, ok := e.byJob[key]; ok {
+		s.Delete(uid)
+	}
+}
+
+// inFlight returns a copy of what key waits for.
+func (e *finalizerExpectations) inFlight(key string) sets.Set[types.UID] {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.byJob[key].Clone()
+}
+
+// forget drops key, whose Job is gone.
+func (e *finalizerExpectations) forget(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.byJob, key)
+}
+
+// uidSet is a set of UIDs safe for concurrent use.
+type uidSet struct {
+	mu   sync.Mutex
+	uids sets.Set[types.UID]
+}
+
+func newUIDSet() *uidSet { return &uidSet{uids: sets.New[types.UID]()} }
+
+// add inserts uid and tells whether it was new.
+func (s *uidSet) add(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.uids.Has(uid) {
 		return false
 	}
+	s.uids.Insert(uid)
+	return true
 }
 
-// setExpectations replaces the expectations of key, restarting its timeout.
-func (e *controllerExpectations) setExpectations(logger klog.Logger, key string, add, del int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.records[key] = &expectationRecord{add: int64(add), del: int64(del), timestamp: e.clock.Now()}
-	logger.V(4).Info("Setting expectations", "controller", key, "add", add, "del", del)
+func (s *uidSet) has(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.uids.Has(uid)
 }
 
-// expectCreations sets key to expect adds creations and no deletions.
-func (e *controllerExpectations) expectCreations(logger klog.Logger, key string, adds int) {
-	e.setExpectations(logger, key, adds, 0)
-}
-
-// expectDeletions sets key to expect dels deletions and no creations.
-func (e *controllerExpectations) expectDeletions(logger klog.Logger, key string, dels int) {
-	e.setExpectations(logger, key, 0, dels)
-}
-
-// lowerExpectations decrements the pending counts of key, if it has any
-// expectations.
-func (e *controllerExpectations) lowerExpectations(logger klog.Logger, key string, add, del int) {
-	e.adjust(logger, key, -int64(add), -int64(del), "Lowered expectations")
-}
-
-// raiseExpectations increments the pending counts of key, if it has any
-// expectations.
-func (e *controllerExpectations) raiseExpectations(logger klog.Logger, key string, add, del int) {
-	e.adjust(logger, key, int64(add), int64(del), "Raised expectations")
-}
-
-func (e *controllerExpectations) adjust(logger klog.Logger, key string, add, del int64, msg string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	r, ok := e.records[key]
-	if !ok {
-		return
-	}
-	r.add += add
-	r.del += del
-	logger.V(4).Info(msg, "controller", key, "add", r.add, "del", r.del)
-}
-
-// creationObserved records that one expected Pod creation of key was seen
-// (or will never be: the create failed).
-func (e *controllerExpectations) creationObserved(logger klog.Logger, key string) {
-	e.lowerExpectations(logger, key, 1, 0)
-}
-
-// deletionObserved records that one expected Pod deletion of key was seen
-// (or will never be: the delete failed).
-func (e *controllerExpectations) deletionObserved(logger klog.Logger, key string) {
-	e.lowerExpectations(logger, key, 0, 1)
-}
-
-// deleteExpectations forgets key, for a Job that is gone.
-func (e *controllerExpectations) deleteExpectations(logger klog.Logger, key string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if _, ok := e.records[key]; ok {
-		delete(e.records, key)
-		logger.V(4).Info("Deleted expectations", "controller", key)
-	}
+func (s *uidSet) remove(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.uids.Delete(uid)
 }

@@ -5,161 +5,63 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/klog/v2"
-	"k8s.io/klog/v2/ktesting"
-	testingclock "k8s.io/utils/clock/testing"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
-func TestControllerExpectations(t *testing.T) {
-	const key = "ns/job"
+func TestPodExpectations(t *testing.T) {
 	type state struct {
-		Exists    bool
-		Add, Del  int64
-		Satisfied bool
+		Met                  bool
+		Creations, Deletions int
 	}
-	cases := []struct {
-		name string
-		ops  func(l klog.Logger, e *controllerExpectations, clk *testingclock.FakeClock)
-		want state
+	cases := map[string]struct {
+		steps func(e *podExpectations, clk *clocktesting.FakeClock)
+		want  state
 	}{
-		{
-			name: "no expectations",
-			ops:  func(klog.Logger, *controllerExpectations, *testingclock.FakeClock) {},
-			want: state{Satisfied: true},
+		"nothing expected": {steps: func(*podExpectations, *clocktesting.FakeClock) {}, want: state{Met: true}},
+		"creations pending": {
+			steps: func(e *podExpectations, _ *clocktesting.FakeClock) { e.expect("k", 2, 0); e.observe("k", 1, 0) },
+			want:  state{Creations: 1},
 		},
-		{
-			name: "creations pending",
-			ops: func(l klog.Logger, e *controllerExpectations, _ *testingclock.FakeClock) {
-				e.expectCreations(l, key, 2)
-				e.creationObserved(l, key)
+		"all observed": {
+			steps: func(e *podExpectations, _ *clocktesting.FakeClock) { e.expect("k", 1, 1); e.observe("k", 1, 1) },
+			want:  state{Met: true},
+		},
+		"pending past the timeout: met": {
+			steps: func(e *podExpectations, clk *clocktesting.FakeClock) {
+				e.expect("k", 0, 3)
+				clk.Step(expectationsTimeout + time.Second)
 			},
-			want: state{Exists: true, Add: 1},
+			want: state{Met: true, Deletions: 3},
 		},
-		{
-			name: "creations all observed",
-			ops: func(l klog.Logger, e *controllerExpectations, _ *testingclock.FakeClock) {
-				e.expectCreations(l, key, 2)
-				e.creationObserved(l, key)
-				e.creationObserved(l, key)
-			},
-			want: state{Exists: true, Satisfied: true},
-		},
-		{
-			name: "more observed than expected is satisfied",
-			ops: func(l klog.Logger, e *controllerExpectations, _ *testingclock.FakeClock) {
-				e.expectCreations(l, key, 1)
-				e.creationObserved(l, key)
-				e.creationObserved(l, key)
-			},
-			want: state{Exists: true, Add: -1, Satisfied: true},
-		},
-		{
-			name: "deletions pending",
-			ops: func(l klog.Logger, e *controllerExpectations, _ *testingclock.FakeClock) {
-				e.expectDeletions(l, key, 3)
-				e.deletionObserved(l, key)
-			},
-			want: state{Exists: true, Del: 2},
-		},
-		{
-			name: "expect creations forgets pending deletions",
-			ops: func(l klog.Logger, e *controllerExpectations, _ *testingclock.FakeClock) {
-				e.expectDeletions(l, key, 3)
-				e.expectCreations(l, key, 1)
-			},
-			want: state{Exists: true, Add: 1},
-		},
-		{
-			name: "deletions left after lowering both",
-			ops: func(l klog.Logger, e *controllerExpectations, _ *testingclock.FakeClock) {
-				e.setExpectations(l, key, 2, 3)
-				e.lowerExpectations(l, key, 2, 1)
-			},
-			want: state{Exists: true, Del: 2},
-		},
-		{
-			name: "raised after fulfilled",
-			ops: func(l klog.Logger, e *controllerExpectations, _ *testingclock.FakeClock) {
-				e.expectCreations(l, key, 1)
-				e.creationObserved(l, key)
-				e.raiseExpectations(l, key, 1, 2)
-			},
-			want: state{Exists: true, Add: 1, Del: 2},
-		},
-		{
-			name: "lower and raise without expectations do nothing",
-			ops: func(l klog.Logger, e *controllerExpectations, _ *testingclock.FakeClock) {
-				e.raiseExpectations(l, key, 1, 1)
-				e.lowerExpectations(l, key, 1, 0)
-				e.creationObserved(l, key)
-				e.deletionObserved(l, key)
-			},
-			want: state{Satisfied: true},
-		},
-		{
-			name: "pending at exactly the timeout",
-			ops: func(l klog.Logger, e *controllerExpectations, clk *testingclock.FakeClock) {
-				e.expectCreations(l, key, 1)
+		"pending just at the timeout: not met": {
+			steps: func(e *podExpectations, clk *clocktesting.FakeClock) {
+				e.expect("k", 0, 3)
 				clk.Step(expectationsTimeout)
 			},
-			want: state{Exists: true, Add: 1},
+			want: state{Deletions: 3},
 		},
-		{
-			name: "expired just after the timeout",
-			ops: func(l klog.Logger, e *controllerExpectations, clk *testingclock.FakeClock) {
-				e.expectCreations(l, key, 1)
-				clk.Step(expectationsTimeout + time.Nanosecond)
+		"observing does not restart the timeout": {
+			steps: func(e *podExpectations, clk *clocktesting.FakeClock) {
+				e.expect("k", 2, 0)
+				clk.Step(expectationsTimeout)
+				e.observe("k", 1, 0)
+				clk.Step(time.Second)
 			},
-			want: state{Exists: true, Add: 1, Satisfied: true},
+			want: state{Met: true, Creations: 1},
 		},
-		{
-			name: "raising does not extend the timeout",
-			ops: func(l klog.Logger, e *controllerExpectations, clk *testingclock.FakeClock) {
-				e.expectCreations(l, key, 1)
-				clk.Step(4 * time.Minute)
-				e.raiseExpectations(l, key, 1, 0)
-				clk.Step(2 * time.Minute)
-			},
-			want: state{Exists: true, Add: 2, Satisfied: true},
-		},
-		{
-			name: "setting again restarts the timeout",
-			ops: func(l klog.Logger, e *controllerExpectations, clk *testingclock.FakeClock) {
-				e.expectCreations(l, key, 1)
-				clk.Step(4 * time.Minute)
-				e.expectCreations(l, key, 1)
-				clk.Step(2 * time.Minute)
-			},
-			want: state{Exists: true, Add: 1},
-		},
-		{
-			name: "deleted",
-			ops: func(l klog.Logger, e *controllerExpectations, _ *testingclock.FakeClock) {
-				e.expectCreations(l, key, 1)
-				e.deleteExpectations(l, key)
-			},
-			want: state{Satisfied: true},
-		},
-		{
-			name: "other keys are independent",
-			ops: func(l klog.Logger, e *controllerExpectations, _ *testingclock.FakeClock) {
-				e.expectCreations(l, "ns/other", 1)
-				e.expectDeletions(l, "other-ns/job", 1)
-			},
-			want: state{Satisfied: true},
+		"forgotten": {
+			steps: func(e *podExpectations, _ *clocktesting.FakeClock) { e.expect("k", 2, 2); e.forget("k") },
+			want:  state{Met: true},
 		},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			logger, _ := ktesting.NewTestContext(t)
-			clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-			e := newControllerExpectations(clk)
-			tc.ops(logger, e, clk)
-			var got state
-			got.Add, got.Del, got.Exists = e.getExpectations(key)
-			got.Satisfied = e.satisfiedExpectations(logger, key)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("unexpected expectations (-want,+got):\n%s", diff)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(testNow)
+			e := newPodExpectations(clk)
+			tc.steps(e, clk)
+			c, d, _ := e.counts("k")
+			if diff := cmp.Diff(tc.want, state{Met: e.met("k"), Creations: c, Deletions: d}); diff != "" {
+				t.Errorf("expectations (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,0 +1,328 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/decide"
+	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
+)
+
+// The act side: one sync of one Job. It gathers the Snapshot, lets decide
+// plan, and carries the plan out through the clients, step by step,
+// feeding each step's outcome back to decide. What to do is never decided
+// here, only how to do it safely: expectations, slow start, the order of
+// the two status writes around the finalizer removals.
+
+// options are the decide.Options of the package tunables, read at each
+// sync so that tests may change them.
+func options() decide.Options {
+	return decide.Options{
+		MaxUncountedPods:     MaxUncountedPods,
+		MaxPodChangesPerSync: MaxPodCreateDeletePerSync,
+		PodBackoff:           DefaultJobPodFailureBackOff,
+		MaxPodBackoff:        MaxJobPodFailureBackOff,
+		BatchPeriod:          SyncJobBatchPeriod,
+	}
+}
+
+// syncJob syncs the Job of key. The queue never hands the same key to two
+// workers at once. An error sends the key back with backoff.
+func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
+	logger := klog.FromContext(ctx)
+	began := jm.clock.Now()
+	defer func() {
+		logger.V(4).Info("Finished syncing job", "key", key, "elapsed", jm.clock.Since(began))
+	}()
+
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return fmt.Errorf("splitting job key %q: %w", key, err)
+	}
+	cached, err := jm.jobLister.Jobs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		jm.podExpect.forget(key)
+		jm.finalizerExpect.forget(key)
+		jm.failures.forget(key)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading job %s: %w", key, err)
+	}
+	// A queued key may now name a new Job of another controller.
+	if jm.leftToOthers(logger, cached) {
+		return nil
+	}
+	if decide.IsFinished(cached) {
+		jm.failures.forget(key)
+		jm.finishing.remove(cached.UID)
+		return nil
+	}
+	if jm.finishing.has(cached.UID) {
+		// Syncing the stale copy could undo the finish this controller
+		// has just written.
+		logger.V(2).Info("Skipping sync of a job finished by this controller until the informer shows it", "job", klog.KObj(cached))
+		return nil
+	}
+	job := cached.DeepCopy()
+
+	action, counted := metrics.JobSyncActionReconciling, true
+	defer func() {
+		if !counted {
+			return
+		}
+		result := "success"
+		if err != nil {
+			result = "error"
+		}
+		mode := decide.CompletionModeLabel(job)
+		metrics.JobSyncDurationSeconds.WithLabelValues(mode, result, action).Observe(jm.clock.Since(began).Seconds())
+		metrics.JobSyncNum.WithLabelValues(mode, result, action).Inc()
+	}()
+
+	// Read before the Pods: a Pod arriving in between then only delays
+	// the sync to its own event, it is never counted twice.
+	met := jm.podExpect.met(key)
+	pods, err := jm.claimPods(ctx, job)
+	if err != nil {
+		return err
+	}
+	plan := decide.Decide(decide.Snapshot{
+		Job:                  job,
+		Pods:                 pods,
+		Now:                  jm.clock.Now(),
+		ExpectationsMet:      met,
+		FinalizersInFlight:   jm.finalizerExpect.inFlight(key),
+		Failures:             jm.failures.get(key),
+		NamespaceTerminating: jm.nsTerminating.has(job.UID),
+		Options:              options(),
+	})
+	// No action: the Job is one this controller does not run (an unknown
+	// completion mode), which kube-controller-manager does not count.
+	action, counted = plan.SyncAction, plan.SyncAction != ""
+	jm.record(job, plan.Events)
+
+	outcome, podErr := jm.applyPodChanges(ctx, job, key, plan)
+	if plan.RequeueAfter > 0 {
+		jm.queue.AddAfter(key, plan.RequeueAfter)
+	}
+
+	tracking := plan.AfterPods(outcome)
+	jm.record(job, tracking.Events)
+	current := job
+	if tracking.Interim != nil {
+		if current, err = jm.writeStatus(ctx, job, tracking.Interim); err != nil {
+			return fmt.Errorf("tracking status of job %s: %w", key, err)
+		}
+		// The failures of this sync are in the status now: a retry will
+		// not see them as new.
+		jm.failures.put(key, plan.Failures)
+		countFinishedPods(job, &job.Status, &current.Status)
+	}
+	for action, n := range tracking.PolicyActions {
+		metrics.PodFailuresHandledByFailurePolicy.WithLabelValues(string(action)).Add(float64(n))
+	}
+
+	removed, rmErr := jm.removeFinalizers(ctx, key, tracking.RemoveFinalizers)
+	final := tracking.AfterFinalizers(removed, rmErr != nil)
+	if final.Status != nil {
+		written, err := jm.writeStatus(ctx, current, final.Status)
+		if err != nil {
+			return fmt.Errorf("tracking status of job %s: %w", key, err)
+		}
+		countFinishedPods(job, &current.Status, &written.Status)
+		if final.Finished != nil {
+			jm.finishing.add(job.UID)
+			countFinishedJob(job, final.Finished)
+		}
+		current = written
+	}
+	jm.record(current, final.Events)
+
+	if rmErr != nil {
+		return fmt.Errorf("tracking status of job %s: %w", key, rmErr)
+	}
+	return podErr
+}
+
+// writeStatus writes status as the Job's through the status subresource of
+// our own API (never storage), so that the API's status rules judge the
+// controller too. job carries the resourceVersion the write is based on.
+func (jm *Controller) writeStatus(ctx context.Context, job *batchv1.Job, status *batchv1.JobStatus) (*batchv1.Job, error) {
+	next := job.DeepCopy()
+	next.Status = *status.DeepCopy()
+	written, err := jm.jobClient.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("writing status: %w", err)
+	}
+	return written, nil
+}
+
+// record records decide's Events on the Job.
+func (jm *Controller) record(job *batchv1.Job, events []decide.Event) {
+	for _, e := range events {
+		jm.recorder.Event(job, e.Type, e.Reason, e.Message)
+	}
+}
+
+// applyPodChanges carries out the plan's deletions, then its creations.
+func (jm *Controller) applyPodChanges(ctx context.Context, job *batchv1.Job, key string, plan decide.Plan) (decide.PodOutcome, error) {
+	deleted, delErr := jm.deletePods(ctx, job, key, plan.Deletions)
+	created, createErr := jm.createPods(ctx, job, key, plan.Creations, plan.CreationReason)
+	return decide.PodOutcome{Deleted: deleted, Created: created}, errors.Join(delErr, createErr)
+}
+
+// deletePods deletes Pods in parallel. The Pods of a suspended or
+// scaled-down Job lose their finalizer first, as they are never counted;
+// those of an ending Job keep it until the status counts them. Only the
+// former are expected back from the informer, as kube-controller-manager
+// does. The i-th result tells whether the i-th Pod is gone or going.
+func (jm *Controller) deletePods(ctx context.Context, job *batchv1.Job, key string, deletions []decide.PodDeletion) ([]bool, error) {
+	if len(deletions) == 0 {
+		return nil, nil
+	}
+	expected := 0
+	for _, d := range deletions {
+		if d.Reason != decide.DeleteFinishing {
+			expected++
+		}
+	}
+	if expected > 0 {
+		jm.podExpect.expect(key, 0, expected)
+	}
+	done := make([]bool, len(deletions))
+	errs := make([]error, len(deletions))
+	var wg sync.WaitGroup
+	for i, d := range deletions {
+		wg.Go(func() {
+			err := jm.deleteOne(ctx, job, d)
+			if err != nil && d.Reason != decide.DeleteFinishing {
+				// The informer will show no deletion for this one.
+				jm.podExpect.observe(key, 0, 1)
+			}
+			if err == nil || apierrors.IsNotFound(err) {
+				done[i] = true
+				return
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	return done, errors.Join(errs...)
+}
+
+func (jm *Controller) deleteOne(ctx context.Context, job *batchv1.Job, d decide.PodDeletion) error {
+	if d.RemoveFinalizer {
+		if err := jm.removeFinalizer(ctx, d.Pod); err != nil {
+			return err
+		}
+	}
+	return jm.deletePod(ctx, job, d.Pod)
+}
+
+// createPods creates Pods in slow-start batches of 1, 2, 4, ...: when the
+// host refuses them all (quota, admission), the sync costs one request, not
+// hundreds. It stops after the first batch with a failure. It returns how
+// many Pods count as created.
+func (jm *Controller) createPods(ctx context.Context, job *batchv1.Job, key string, creations []decide.PodCreation, reason string) (int, error) {
+	total := len(creations)
+	if total == 0 {
+		return 0, nil
+	}
+	logger := klog.FromContext(ctx)
+	jm.podExpect.expect(key, total, 0)
+	var (
+		mu                       sync.Mutex
+		created, refused, failed int
+		errs                     []error
+	)
+	next := 0
+	for size := 1; next < total; size *= 2 {
+		batch := creations[next:min(next+size, total)]
+		next += len(batch)
+		failedBefore := failed
+		var wg sync.WaitGroup
+		for _, c := range batch {
+			wg.Go(func() {
+				err := jm.createPod(ctx, job, c)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					created++
+				case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+					// Every create fails alike from now on and the Job
+					// goes with its namespace. As kube-controller-manager,
+					// the Pod is not taken for a failure; the Job is
+					// told, so that it stops holding failed Pods for
+					// replacements that cannot come.
+					refused++
+					if jm.nsTerminating.add(job.UID) {
+						jm.enqueueBatched(logger, job)
+					}
+				default:
+					jm.podExpect.observe(key, 1, 0)
+					failed++
+					errs = append(errs, fmt.Errorf("creating pod for job %s: %w", key, err))
+				}
+			})
+		}
+		wg.Wait()
+		if failed > failedBefore && next < total {
+			skipped := total - next
+			logger.V(2).Info("Slow-start failure: skipping the remaining pods", "job", klog.KObj(job), "skipped", skipped)
+			jm.podExpect.observe(key, skipped, 0)
+			break
+		}
+	}
+	countCreations(reason, created, failed)
+	return created + refused, errors.Join(errs...)
+}
+
+// removeFinalizers takes the tracking finalizer off the Pods in parallel.
+// It returns the Pods whose finalizer is gone (a Pod that is gone counts).
+func (jm *Controller) removeFinalizers(ctx context.Context, key string, pods []*corev1.Pod) (sets.Set[types.UID], error) {
+	gone := sets.New[types.UID]()
+	if len(pods) == 0 {
+		return gone, nil
+	}
+	uids := make([]types.UID, len(pods))
+	for i, p := range pods {
+		uids[i] = p.UID
+	}
+	jm.finalizerExpect.expect(key, uids...)
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for _, pod := range pods {
+		wg.Go(func() {
+			err := jm.removeFinalizer(ctx, pod)
+			if err != nil {
+				// The informer will show no removal for this one.
+				jm.finalizerExpect.observe(key, pod.UID)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil || apierrors.IsNotFound(err) {
+				gone.Insert(pod.UID)
+				return
+			}
+			errs = append(errs, err)
+		})
+	}
+	wg.Wait()
+	return gone, errors.Join(errs...)
+}

@@ -1,0 +1,231 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
+	versioned "github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
+	jobinformers "github.com/batch-apiserver/batch-apiserver/pkg/generated/informers/externalversions/batch/v1"
+	joblisters "github.com/batch-apiserver/batch-apiserver/pkg/generated/listers/batch/v1"
+)
+
+// The controller's tunables. They carry kube-controller-manager's values and
+// are variables so that tests (unit and integration) can shorten them.
+var (
+	// SyncJobBatchPeriod is how long Pod events of one Job are gathered
+	// before the Job is synced.
+	SyncJobBatchPeriod = time.Second
+	// DefaultJobAPIBackOff is the retry delay after a sync that failed.
+	DefaultJobAPIBackOff = time.Second
+	// MaxJobAPIBackOff caps the retry delay after repeated failed syncs.
+	MaxJobAPIBackOff = time.Minute
+	// DefaultJobPodFailureBackOff is the delay before the replacement of a
+	// first failed Pod; it doubles with each further failure.
+	DefaultJobPodFailureBackOff = 10 * time.Second
+	// MaxJobPodFailureBackOff caps the delay before a failed Pod is
+	// replaced.
+	MaxJobPodFailureBackOff = 10 * time.Minute
+	// MaxUncountedPods bounds how many finished Pods one sync records in
+	// status.uncountedTerminatedPods, which keeps that list near 20 KB.
+	MaxUncountedPods = 500
+	// MaxPodCreateDeletePerSync bounds the Pods one sync creates or
+	// deletes.
+	MaxPodCreateDeletePerSync = 500
+)
+
+// Config is what the server decides about the controller beyond its
+// clients and informers.
+type Config struct {
+	// DeletePodsOfDeletedJobs makes the controller delete the Pods of a
+	// Job that is gone. The host's garbage collector does that for an
+	// aggregated server; it cannot for a standalone one, whose Jobs it
+	// never sees.
+	DeletePodsOfDeletedJobs bool
+	// Identity names this batch-apiserver among those sharing the host
+	// cluster. Every Pod the controller creates carries it in the
+	// batch.ServerIdentityLabel label, and the controller touches no Pod
+	// that carries another value (an empty Identity owns the Pods without
+	// the label).
+	Identity string
+}
+
+// componentName is the Event source and the metrics' view of the
+// controller, as kube-controller-manager names it.
+const componentName = "job-controller"
+
+// Controller runs the Pods of the Jobs whose spec.managedBy is unset or
+// kubernetes.io/job-controller. A Controller lives for one leader term: the
+// server builds a new one, with new informers, for every term.
+type Controller struct {
+	kubeClient kubernetes.Interface
+	jobClient  versioned.Interface
+	cfg        Config
+	clock      clock.WithTicker
+
+	jobLister   joblisters.JobLister
+	podLister   corelisters.PodLister
+	podIndexer  cache.Indexer
+	cachesReady []cache.InformerSynced
+
+	// queue holds Job keys (namespace/name) to sync; orphans holds Pods
+	// (or a Job's selector) whose tracking finalizer nobody else removes;
+	// ttl holds the keys of finished Jobs waiting for their TTL; external
+	// holds the keys of externally managed Jobs to announce.
+	queue    workqueue.TypedRateLimitingInterface[string]
+	orphans  workqueue.TypedRateLimitingInterface[orphanKey]
+	ttl      workqueue.TypedRateLimitingInterface[string]
+	external workqueue.TypedRateLimitingInterface[string]
+
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+
+	podExpect       *podExpectations
+	finalizerExpect *finalizerExpectations
+	// finishing holds the Jobs this controller wrote finished whose
+	// finished status the informer has not shown yet.
+	finishing *uidSet
+	// nsTerminating holds the Jobs whose Pod creation was refused because
+	// their namespace is being deleted.
+	nsTerminating *uidSet
+	failures      *failureStore
+	// announced caches the externally managed Jobs whose Event exists.
+	announced *uidSet
+
+	// sync is syncJob; tests replace it to observe the queue.
+	sync func(ctx context.Context, key string) error
+}
+
+// eventScheme resolves our Job's kind for the Events recorded on it.
+var eventScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(batchv1.AddToScheme(s))
+	return s
+}()
+
+// NewController returns a Job controller that reads Jobs through
+// jobInformer and writes their status with jobClient, and reads and writes
+// the Pods of the host cluster through podInformer and kubeClient. Call it
+// before the informers start: it registers its handlers and a Pod index.
+func NewController(ctx context.Context, podInformer coreinformers.PodInformer, jobInformer jobinformers.JobInformer,
+	kubeClient kubernetes.Interface, jobClient versioned.Interface, cfg Config) (*Controller, error) {
+	return newController(ctx, podInformer, jobInformer, kubeClient, jobClient, cfg, clock.RealClock{})
+}
+
+func newController(ctx context.Context, podInformer coreinformers.PodInformer, jobInformer jobinformers.JobInformer,
+	kubeClient kubernetes.Interface, jobClient versioned.Interface, cfg Config, clk clock.WithTicker) (*Controller, error) {
+	logger := klog.FromContext(ctx)
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	jm := &Controller{
+		kubeClient:      kubeClient,
+		jobClient:       jobClient,
+		cfg:             cfg,
+		clock:           clk,
+		broadcaster:     broadcaster,
+		recorder:        broadcaster.NewRecorder(eventScheme, corev1.EventSource{Component: componentName}),
+		podExpect:       newPodExpectations(clk),
+		finalizerExpect: newFinalizerExpectations(),
+		finishing:       newUIDSet(),
+		nsTerminating:   newUIDSet(),
+		failures:        newFailureStore(),
+		announced:       newUIDSet(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](DefaultJobAPIBackOff, MaxJobAPIBackOff),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job", Clock: clk}),
+		orphans: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[orphanKey](DefaultJobAPIBackOff, MaxJobAPIBackOff),
+			workqueue.TypedRateLimitingQueueConfig[orphanKey]{Name: "job_orphan_pod", Clock: clk}),
+		ttl: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job_ttl_after_finished", Clock: clk}),
+		external: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](DefaultJobAPIBackOff, MaxJobAPIBackOff),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job_externally_managed", Clock: clk}),
+	}
+	jm.sync = jm.syncJob
+
+	jobs := jobInformer.Informer()
+	if _, err := jobs.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { jm.onJobAdd(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { jm.onJobUpdate(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { jm.onJobDelete(logger, obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("adding the Job event handler: %w", err)
+	}
+	pods := podInformer.Informer()
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { jm.onPodAdd(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { jm.onPodUpdate(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { jm.onPodDelete(logger, obj, true) },
+	}); err != nil {
+		return nil, fmt.Errorf("adding the Pod event handler: %w", err)
+	}
+	if err := pods.AddIndexers(cache.Indexers{podOwnerIndex: jm.podOwnerKeys}); err != nil {
+		return nil, fmt.Errorf("adding the Pod index by owning Job: %w", err)
+	}
+	jm.jobLister = jobInformer.Lister()
+	jm.podLister = podInformer.Lister()
+	jm.podIndexer = pods.GetIndexer()
+	jm.cachesReady = []cache.InformerSynced{jobs.HasSynced, pods.HasSynced}
+
+	metrics.Register()
+	return jm, nil
+}
+
+// Run waits for the informers, looks for the Pods that Jobs deleted while
+// nobody led left behind, and runs workers Job workers and one worker for
+// each of the orphan, TTL and announcement queues until ctx is done.
+func (jm *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrash()
+	logger := klog.FromContext(ctx)
+
+	jm.broadcaster.StartStructuredLogging(3)
+	jm.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: jm.kubeClient.CoreV1().Events("")})
+	defer jm.broadcaster.Shutdown()
+	defer jm.shutDownQueues()
+
+	logger.Info("Starting job controller", "identity", jm.cfg.Identity)
+	defer logger.Info("Shutting down job controller")
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, jm.cachesReady...) {
+		return
+	}
+	jm.sweepOrphans(logger)
+
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { wait.UntilWithContext(ctx, jm.runJobWorker, time.Second) })
+	}
+	wg.Go(func() { wait.UntilWithContext(ctx, jm.runOrphanWorker, time.Second) })
+	wg.Go(func() { wait.UntilWithContext(ctx, jm.runTTLWorker, time.Second) })
+	wg.Go(func() { wait.UntilWithContext(ctx, jm.runExternalWorker, time.Second) })
+	<-ctx.Done()
+	// The workers return once their queue is shut down.
+	jm.shutDownQueues()
+	wg.Wait()
+}
+
+func (jm *Controller) shutDownQueues() {
+	jm.queue.ShutDown()
+	jm.orphans.ShutDown()
+	jm.ttl.ShutDown()
+	jm.external.ShutDown()
+}

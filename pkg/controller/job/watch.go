@@ -1,0 +1,352 @@
+package job
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/decide"
+	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
+)
+
+// The watch side: informer handlers turn events into queue keys and keep
+// the expectations current. They decide nothing about a Job; they only
+// tell which Job (or orphan Pod) to look at, and when.
+
+// podOwnerIndex indexes our Pods by the UID of their controlling Job, and
+// the ones without a controller under orphanIndexKey of their namespace.
+const podOwnerIndex = "batch.jobs.dev/owner"
+
+// orphanIndexKey is the podOwnerIndex key of the Pods of namespace that
+// have no controller: the candidates for adoption by the Jobs there.
+func orphanIndexKey(namespace string) string { return "orphan/" + namespace }
+
+// podOwnerKeys is the podOwnerIndex function. Pods of other servers and
+// Pods controlled by anything but our Jobs are not indexed at all.
+func (jm *Controller) podOwnerKeys(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || !jm.ownsPod(pod) {
+		return nil, nil
+	}
+	ref := metav1.GetControllerOf(pod)
+	switch {
+	case ref == nil:
+		return []string{orphanIndexKey(pod.Namespace)}, nil
+	case refersToOurJob(ref):
+		return []string{string(ref.UID)}, nil
+	default:
+		return nil, nil
+	}
+}
+
+// ownsPod tells whether a Pod belongs to this server: it carries the
+// server's identity (or, for a server without one, no identity at all).
+// The Pod informer may already be filtered on it; the check stays so that
+// no write ever reaches another server's Pod.
+func (jm *Controller) ownsPod(pod *corev1.Pod) bool {
+	return pod.Labels[batch.ServerIdentityLabel] == jm.cfg.Identity
+}
+
+// ownerJob returns the Job a controller reference names, when it is one of
+// ours and the lister has it with that UID.
+func (jm *Controller) ownerJob(namespace string, ref *metav1.OwnerReference) *batchv1.Job {
+	if !refersToOurJob(ref) {
+		return nil
+	}
+	job, err := jm.jobLister.Jobs(namespace).Get(ref.Name)
+	if err != nil || job.UID != ref.UID {
+		return nil
+	}
+	return job
+}
+
+// selectingJobs returns our Jobs of the Pod's namespace whose selector
+// matches the Pod's labels: the Jobs that may adopt it.
+func (jm *Controller) selectingJobs(pod *corev1.Pod) []*batchv1.Job {
+	if len(pod.Labels) == 0 {
+		return nil
+	}
+	jobs, err := jm.jobLister.Jobs(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var out []*batchv1.Job
+	for _, job := range jobs {
+		if isExternal(job) {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(pod.Labels)) {
+			out = append(out, job)
+		}
+	}
+	return out
+}
+
+// countFinishedWithFinalizer keeps the
+// terminated_pods_tracking_finalizer_total metric: a finished Pod holding
+// the tracking finalizer appears ("add") or stops being one ("delete").
+// before or after is nil for a Pod that is new or gone.
+func countFinishedWithFinalizer(before, after *corev1.Pod) {
+	was, is := decide.FinishedWithFinalizer(before), decide.FinishedWithFinalizer(after)
+	switch {
+	case is && !was:
+		metrics.TerminatedPodsTrackingFinalizerTotal.WithLabelValues(metrics.Add).Inc()
+	case was && !is:
+		metrics.TerminatedPodsTrackingFinalizerTotal.WithLabelValues(metrics.Delete).Inc()
+	}
+}
+
+func (jm *Controller) onPodAdd(logger klog.Logger, obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || !jm.ownsPod(pod) {
+		return
+	}
+	countFinishedWithFinalizer(nil, pod)
+	if pod.DeletionTimestamp != nil {
+		// Seen for the first time while going (after a restart): for the
+		// Job this is a deletion, not a creation.
+		jm.onPodDelete(logger, pod, false)
+		return
+	}
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		if !refersToOurJob(ref) {
+			return
+		}
+		job := jm.ownerJob(pod.Namespace, ref)
+		if job == nil {
+			jm.queueOrphanPod(pod)
+			return
+		}
+		if isExternal(job) {
+			return
+		}
+		jm.podExpect.observe(keyOf(job), 1, 0)
+		jm.enqueueBatched(logger, job)
+		return
+	}
+	if decide.HasTrackingFinalizer(pod) {
+		jm.queueOrphanPod(pod)
+	}
+	for _, job := range jm.selectingJobs(pod) {
+		jm.enqueueBatched(logger, job)
+	}
+}
+
+func (jm *Controller) onPodUpdate(logger klog.Logger, oldObj, newObj any) {
+	before, ok1 := oldObj.(*corev1.Pod)
+	pod, ok2 := newObj.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return
+	}
+	if !jm.ownsPod(pod) {
+		if jm.ownsPod(before) {
+			// The Pod was relabelled away from this server: its Job,
+			// if any, no longer sees it.
+			if job := jm.ownerJob(before.Namespace, metav1.GetControllerOf(before)); job != nil && !isExternal(job) {
+				jm.enqueueBatched(logger, job)
+			}
+		}
+		return
+	}
+	countFinishedWithFinalizer(before, pod)
+	if pod.ResourceVersion == before.ResourceVersion {
+		// A resync: nothing changed.
+		return
+	}
+	if pod.DeletionTimestamp != nil {
+		// A graceful deletion began: the Job may replace the Pod now
+		// instead of when the kubelet is done with it.
+		jm.onPodDelete(logger, pod, false)
+		return
+	}
+	finalizerGone := !decide.HasTrackingFinalizer(pod)
+	ref, oldRef := metav1.GetControllerOf(pod), metav1.GetControllerOf(before)
+	refChanged := !equality.Semantic.DeepEqual(ref, oldRef)
+	if refChanged && oldRef != nil {
+		if job := jm.ownerJob(before.Namespace, oldRef); job != nil && !isExternal(job) {
+			if finalizerGone {
+				jm.finalizerExpect.observe(keyOf(job), pod.UID)
+			}
+			jm.enqueueBatched(logger, job)
+		}
+	}
+	if ref != nil {
+		if !refersToOurJob(ref) {
+			return
+		}
+		job := jm.ownerJob(pod.Namespace, ref)
+		if job == nil {
+			jm.queueOrphanPod(pod)
+			return
+		}
+		if isExternal(job) {
+			return
+		}
+		if finalizerGone {
+			jm.finalizerExpect.observe(keyOf(job), pod.UID)
+		}
+		jm.enqueueBatched(logger, job)
+		return
+	}
+	if decide.HasTrackingFinalizer(pod) {
+		jm.queueOrphanPod(pod)
+	}
+	if refChanged || !equality.Semantic.DeepEqual(pod.Labels, before.Labels) {
+		for _, job := range jm.selectingJobs(pod) {
+			jm.enqueueBatched(logger, job)
+		}
+	}
+}
+
+// onPodDelete handles a Pod that is gone (final) or whose deletion began.
+// obj may be a tombstone.
+func (jm *Controller) onPodDelete(logger klog.Logger, obj any, final bool) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown)
+		if isTombstone {
+			pod, ok = tombstone.Obj.(*corev1.Pod)
+		}
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("pod deletion event carries a %T", obj))
+			return
+		}
+	}
+	if !jm.ownsPod(pod) {
+		return
+	}
+	if final {
+		countFinishedWithFinalizer(pod, nil)
+	}
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil {
+		if decide.HasTrackingFinalizer(pod) {
+			jm.queueOrphanPod(pod)
+		}
+		return
+	}
+	if !refersToOurJob(ref) {
+		return
+	}
+	job := jm.ownerJob(pod.Namespace, ref)
+	if job != nil && isExternal(job) {
+		return
+	}
+	if job == nil || decide.IsFinished(job) {
+		// No sync of the Job will take the finalizer off this Pod.
+		if decide.HasTrackingFinalizer(pod) {
+			jm.queueOrphanPod(pod)
+		}
+		return
+	}
+	key := keyOf(job)
+	jm.podExpect.observe(key, 0, 1)
+	if final || !decide.HasTrackingFinalizer(pod) {
+		jm.finalizerExpect.observe(key, pod.UID)
+	}
+	jm.enqueueBatched(logger, job)
+}
+
+func (jm *Controller) onJobAdd(logger klog.Logger, obj any) {
+	job, ok := obj.(*batchv1.Job)
+	if !ok || jm.leftToOthers(logger, job) {
+		return
+	}
+	jm.enqueueNow(logger, job)
+	jm.enqueueTTL(logger, job)
+}
+
+func (jm *Controller) onJobUpdate(logger klog.Logger, oldObj, newObj any) {
+	before, ok1 := oldObj.(*batchv1.Job)
+	job, ok2 := newObj.(*batchv1.Job)
+	if !ok1 || !ok2 || jm.leftToOthers(logger, job) {
+		return
+	}
+	if decide.IsFinished(job) {
+		// The informer shows our finished write: syncs may resume (and
+		// stop at once). The selector sweep is a backstop for finalizers
+		// that should already be gone.
+		jm.finishing.remove(job.UID)
+		jm.queueSelectorOrphans(job)
+		jm.enqueueTTL(logger, job)
+		return
+	}
+	if job.Generation == before.Generation {
+		// Status writes, mostly ours after Pod events: batch them.
+		jm.enqueueBatched(logger, job)
+	} else {
+		jm.enqueueNow(logger, job)
+	}
+	if left, due := decide.DeadlineResync(before, job, jm.clock.Now()); due {
+		jm.queue.AddAfter(keyOf(job), left)
+	}
+}
+
+// onJobDelete forgets what the controller kept about a Job and sends its
+// remaining Pods to the orphan worker. obj may be a tombstone.
+func (jm *Controller) onJobDelete(logger klog.Logger, obj any) {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown)
+		if isTombstone {
+			job, ok = tombstone.Obj.(*batchv1.Job)
+		}
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("job deletion event carries a %T", obj))
+			return
+		}
+	}
+	if isExternal(job) {
+		jm.announced.remove(job.UID)
+		return
+	}
+	key := keyOf(job)
+	jm.podExpect.forget(key)
+	jm.failures.forget(key)
+	jm.finishing.remove(job.UID)
+	jm.nsTerminating.remove(job.UID)
+	jm.enqueueNow(logger, job)
+	jm.queueSelectorOrphans(job)
+}
+
+func (jm *Controller) enqueueNow(logger klog.Logger, job *batchv1.Job) {
+	logger.V(4).Info("Enqueueing job", "job", klog.KObj(job))
+	jm.queue.Add(keyOf(job))
+}
+
+// enqueueBatched syncs the Job after SyncJobBatchPeriod, so that a burst of
+// Pod events costs one sync.
+func (jm *Controller) enqueueBatched(logger klog.Logger, job *batchv1.Job) {
+	logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "delay", SyncJobBatchPeriod)
+	jm.queue.AddAfter(keyOf(job), SyncJobBatchPeriod)
+}
+
+func (jm *Controller) runJobWorker(ctx context.Context) {
+	for jm.nextJob(ctx) {
+	}
+}
+
+func (jm *Controller) nextJob(ctx context.Context) bool {
+	key, quit := jm.queue.Get()
+	if quit {
+		return false
+	}
+	defer jm.queue.Done(key)
+	if err := jm.sync(ctx, key); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Syncing job", "key", key)
+		jm.queue.AddRateLimited(key)
+		return true
+	}
+	jm.queue.Forget(key)
+	return true
+}

@@ -6,566 +6,382 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// The hub form of the batch.jobs.dev types. Every served version converts to
+// and from it, so its fields mean what the same fields of v1 mean; the
+// comments here are brief, and pkg/apis/batch/v1 documents each field for API
+// users (those comments are what kubectl explain prints).
+
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
-// Job represents the configuration of a single job, served by batch-apiserver
-// with the semantics of Kubernetes batch/v1 Job.
+// Job runs Pods from a template until enough of them succeed, with the
+// behavior of the Kubernetes batch/v1 Job.
 type Job struct {
 	metav1.TypeMeta `json:",inline"`
-	// Standard object's metadata.
-	// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
+	// metadata is the Job's object metadata. See
+	// https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// Specification of the desired behavior of a job.
-	// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+	// spec is the desired behavior. See
+	// https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
 	// +optional
 	Spec JobSpec `json:"spec,omitempty"`
 
-	// Current status of a job.
-	// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+	// status is the state the Job controller last observed. See
+	// https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
 	// +optional
 	Status JobStatus `json:"status,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
-// JobList is a collection of jobs.
+// JobList is a list of Jobs.
 type JobList struct {
 	metav1.TypeMeta `json:",inline"`
-	// Standard list metadata.
-	// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
+	// metadata is the list metadata (resourceVersion, continue). See
+	// https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
 	// +optional
 	metav1.ListMeta `json:"metadata,omitempty"`
 
-	// items is the list of Jobs.
+	// items are the Jobs.
 	Items []Job `json:"items"`
 }
 
-// CompletionMode specifies how Pod completions of a Job are tracked.
+// CompletionMode is how a Job counts completed Pods.
 // +enum
 type CompletionMode string
 
 const (
-	// NonIndexedCompletion is a Job completion mode. In this mode, the Job is
-	// considered complete when there have been .spec.completions
-	// successfully completed Pods. Pod completions are homologous to each other.
+	// NonIndexedCompletion: the Job is complete after .spec.completions
+	// successful Pods, which are interchangeable.
 	NonIndexedCompletion CompletionMode = "NonIndexed"
 
-	// IndexedCompletion is a Job completion mode. In this mode, the Pods of a
-	// Job get an associated completion index from 0 to (.spec.completions - 1).
-	// The Job is considered complete when a Pod completes for each completion
-	// index.
+	// IndexedCompletion: each Pod has an index in [0, .spec.completions), and
+	// the Job is complete when every index has a successful Pod.
 	IndexedCompletion CompletionMode = "Indexed"
 )
 
-// PodFailurePolicyAction specifies how a Pod failure is handled.
+// PodFailurePolicyAction is the action of a pod failure policy rule.
 // +enum
 type PodFailurePolicyAction string
 
 const (
-	// PodFailurePolicyActionFailJob marks the Job as Failed and terminates all running pods.
+	// PodFailurePolicyActionFailJob fails the Job and terminates its running
+	// Pods.
 	PodFailurePolicyActionFailJob PodFailurePolicyAction = "FailJob"
 
-	// PodFailurePolicyActionFailIndex marks the pod's index as failed; it is not restarted.
+	// PodFailurePolicyActionFailIndex fails the Pod's index without retrying
+	// it; it needs backoffLimitPerIndex.
 	PodFailurePolicyActionFailIndex PodFailurePolicyAction = "FailIndex"
 
-	// PodFailurePolicyActionIgnore does not count the failure towards .backoffLimit
-	// and creates a replacement pod.
+	// PodFailurePolicyActionIgnore replaces the Pod without counting the
+	// failure towards .backoffLimit.
 	PodFailurePolicyActionIgnore PodFailurePolicyAction = "Ignore"
 
-	// PodFailurePolicyActionCount handles the failure in the default way: the
-	// counter towards .backoffLimit is incremented.
+	// PodFailurePolicyActionCount counts the failure towards .backoffLimit,
+	// as when no rule matches.
 	PodFailurePolicyActionCount PodFailurePolicyAction = "Count"
 )
 
-// PodFailurePolicyOnExitCodesOperator is the relationship between a container's
-// exit code and the listed values.
+// PodFailurePolicyOnExitCodesOperator relates a container's exit code to the
+// listed values.
 // +enum
 type PodFailurePolicyOnExitCodesOperator string
 
 const (
-	// PodFailurePolicyOnExitCodesOpIn matches when the exit code is one of the values.
+	// PodFailurePolicyOnExitCodesOpIn matches an exit code among the values.
 	PodFailurePolicyOnExitCodesOpIn PodFailurePolicyOnExitCodesOperator = "In"
-	// PodFailurePolicyOnExitCodesOpNotIn matches when the exit code is none of the values.
+	// PodFailurePolicyOnExitCodesOpNotIn matches an exit code not among the
+	// values.
 	PodFailurePolicyOnExitCodesOpNotIn PodFailurePolicyOnExitCodesOperator = "NotIn"
 )
 
-// PodReplacementPolicy specifies the policy for creating pod replacements.
+// PodReplacementPolicy is when a Pod that is going away may be replaced.
 // +enum
 type PodReplacementPolicy string
 
 const (
-	// TerminatingOrFailed means that we recreate pods
-	// when they are terminating (has a metadata.deletionTimestamp) or failed.
+	// TerminatingOrFailed replaces a Pod once it is terminating (has a
+	// deletionTimestamp) or failed.
 	TerminatingOrFailed PodReplacementPolicy = "TerminatingOrFailed"
-	// Failed means to wait until a previously created Pod is fully terminated (has phase
-	// Failed or Succeeded) before creating a replacement Pod.
+	// Failed replaces a Pod only once it is fully terminated (phase Failed or
+	// Succeeded).
 	Failed PodReplacementPolicy = "Failed"
 )
 
-// PodFailurePolicyOnExitCodesRequirement describes the requirement for handling
-// a failed pod based on its container exit codes. In particular, it lookups the
-// .state.terminated.exitCode for each app container and init container status,
-// represented by the .status.containerStatuses and .status.initContainerStatuses
-// fields in the Pod status, respectively. Containers completed with success
-// (exit code 0) are excluded from the requirement check.
+// PodFailurePolicyOnExitCodesRequirement matches a failed Pod by the exit codes
+// in its container and init container statuses; exit code 0 never matches.
 type PodFailurePolicyOnExitCodesRequirement struct {
-	// Restricts the check for exit codes to the container with the
-	// specified name. When null, the rule applies to all containers.
-	// When specified, it should match one the container or initContainer
-	// names in the pod template.
+	// containerName limits the check to one container or init container of
+	// the template; nil checks them all.
 	// +optional
 	ContainerName *string `json:"containerName,omitempty"`
 
-	// Represents the relationship between the container exit code(s) and the
-	// specified values. Containers completed with success (exit code 0) are
-	// excluded from the requirement check. Possible values are:
-	//
-	// - In: the requirement is satisfied if at least one container exit code
-	//   (might be multiple if there are multiple containers not restricted
-	//   by the 'containerName' field) is in the set of specified values.
-	// - NotIn: the requirement is satisfied if at least one container exit code
-	//   (might be multiple if there are multiple containers not restricted
-	//   by the 'containerName' field) is not in the set of specified values.
-	// Additional values are considered to be added in the future. Clients should
-	// react to an unknown operator by assuming the requirement is not satisfied.
+	// operator is In or NotIn: met when at least one checked exit code is (In)
+	// or is not (NotIn) in values. Clients treat an unknown operator as not
+	// met.
 	Operator PodFailurePolicyOnExitCodesOperator `json:"operator"`
 
-	// Specifies the set of values. Each returned container exit code (might be
-	// multiple in case of multiple containers) is checked against this set of
-	// values with respect to the operator. The list of values must be ordered
-	// and must not contain duplicates. Value '0' cannot be used for the In operator.
-	// At least one element is required. At most 255 elements are allowed.
+	// values: 1 to 255 exit codes, increasing, no duplicates, no 0 with In.
 	// +listType=set
 	Values []int32 `json:"values"`
 }
 
-// PodFailurePolicyOnPodConditionsPattern describes a pattern for matching
-// an actual pod condition type.
+// PodFailurePolicyOnPodConditionsPattern matches a Pod condition by type and
+// status.
 type PodFailurePolicyOnPodConditionsPattern struct {
-	// Specifies the required Pod condition type. To match a pod condition
-	// it is required that specified type equals the pod condition type.
+	// type is the Pod condition type to match.
 	Type corev1.PodConditionType `json:"type"`
 
-	// Specifies the required Pod condition status. To match a pod condition
-	// it is required that the specified status equals the pod condition status.
-	// Defaults to True.
+	// status is the condition status to match; defaults to True.
 	// +optional
 	Status corev1.ConditionStatus `json:"status"`
 }
 
-// PodFailurePolicyRule describes how a pod failure is handled when the requirements are met.
-// One of onExitCodes and onPodConditions, but not both, can be used in each rule.
+// PodFailurePolicyRule is an action and the requirement a failed Pod must meet
+// for it: exactly one of onExitCodes and onPodConditions.
 type PodFailurePolicyRule struct {
-	// Specifies the action taken on a pod failure when the requirements are satisfied.
-	// Possible values are:
-	//
-	// - FailJob: indicates that the pod's job is marked as Failed and all
-	//   running pods are terminated.
-	// - FailIndex: indicates that the pod's index is marked as Failed and will
-	//   not be restarted.
-	// - Ignore: indicates that the counter towards the .backoffLimit is not
-	//   incremented and a replacement pod is created.
-	// - Count: indicates that the pod is handled in the default way - the
-	//   counter towards the .backoffLimit is incremented.
-	// Additional values are considered to be added in the future. Clients should
-	// react to an unknown action by skipping the rule.
+	// action is FailJob, FailIndex, Ignore or Count. Clients skip a rule whose
+	// action they do not know.
 	Action PodFailurePolicyAction `json:"action"`
 
-	// Represents the requirement on the container exit codes.
+	// onExitCodes matches by container exit codes.
 	// +optional
 	OnExitCodes *PodFailurePolicyOnExitCodesRequirement `json:"onExitCodes,omitempty"`
 
-	// Represents the requirement on the pod conditions. The requirement is represented
-	// as a list of pod condition patterns. The requirement is satisfied if at
-	// least one pattern matches an actual pod condition. At most 20 elements are allowed.
+	// onPodConditions matches when any pattern (at most 20) matches a Pod
+	// condition.
 	// +listType=atomic
 	// +optional
 	OnPodConditions []PodFailurePolicyOnPodConditionsPattern `json:"onPodConditions,omitempty"`
 }
 
-// PodFailurePolicy describes how failed pods influence the backoffLimit.
+// PodFailurePolicy decides how a Pod failure affects the Job.
 type PodFailurePolicy struct {
-	// A list of pod failure policy rules. The rules are evaluated in order.
-	// Once a rule matches a Pod failure, the remaining of the rules are ignored.
-	// When no rule matches the Pod failure, the default handling applies - the
-	// counter of pod failures is incremented and it is checked against
-	// the backoffLimit. At most 20 elements are allowed.
+	// rules (at most 20) are tried in order and the first match decides; an
+	// unmatched failure counts towards backoffLimit.
 	// +listType=atomic
 	Rules []PodFailurePolicyRule `json:"rules"`
 }
 
-// SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.
+// SuccessPolicy lets an Indexed Job succeed before all its indexes have.
 type SuccessPolicy struct {
-	// rules represents the list of alternative rules for the declaring the Jobs
-	// as successful before `.status.succeeded >= .spec.completions`. Once any of the rules are met,
-	// the "SuccessCriteriaMet" condition is added, and the lingering pods are removed.
-	// The terminal state for such a Job has the "Complete" condition.
-	// Additionally, these rules are evaluated in order; Once the Job meets one of the rules,
-	// other rules are ignored. At most 20 elements are allowed.
+	// rules (at most 20) are alternatives checked in order; the first one met
+	// adds SuccessCriteriaMet, the remaining Pods are removed and the Job ends
+	// Complete.
 	// +listType=atomic
 	Rules []SuccessPolicyRule `json:"rules"`
 }
 
-// SuccessPolicyRule describes rule for declaring a Job as succeeded.
-// Each rule must have at least one of the "succeededIndexes" or "succeededCount" specified.
+// SuccessPolicyRule sets succeededIndexes, succeededCount, or both.
 type SuccessPolicyRule struct {
-	// succeededIndexes specifies the set of indexes
-	// which need to be contained in the actual set of the succeeded indexes for the Job.
-	// The list of indexes must be within 0 to ".spec.completions-1" and
-	// must not contain duplicates. At least one element is required.
-	// The indexes are represented as intervals separated by commas.
-	// The intervals can be a decimal integer or a pair of decimal integers separated by a hyphen.
-	// The number are listed in represented by the first and last element of the series,
-	// separated by a hyphen.
-	// For example, if the completed indexes are 1, 3, 4, 5 and 7, they are
-	// represented as "1,3-5,7".
-	// When this field is null, this field doesn't default to any value
-	// and is never evaluated at any time.
+	// succeededIndexes must all have succeeded; the format is that of
+	// status.completedIndexes ("1,3-5,7"), within [0, .spec.completions).
+	// nil means no index requirement.
 	//
 	// +optional
 	SucceededIndexes *string `json:"succeededIndexes,omitempty"`
 
-	// succeededCount specifies the minimal required size of the actual set of the succeeded indexes
-	// for the Job. When succeededCount is used along with succeededIndexes, the check is
-	// constrained only to the set of indexes specified by succeededIndexes.
-	// For example, given that succeededIndexes is "1-4", succeededCount is "3",
-	// and completed indexes are "1", "3", and "5", the Job isn't declared as succeeded
-	// because only "1" and "3" indexes are considered in that rules.
-	// When this field is null, this doesn't default to any value and
-	// is never evaluated at any time.
-	// When specified it needs to be a positive integer.
+	// succeededCount is the least number of succeeded indexes, counting only
+	// those in succeededIndexes when that is set. nil means no count
+	// requirement.
 	//
 	// +optional
 	SucceededCount *int32 `json:"succeededCount,omitempty"`
 }
 
-// JobSpec describes how the job execution will look like.
+// JobSpec is the desired behavior of a Job.
 type JobSpec struct {
-	// Specifies the maximum desired number of pods the job should
-	// run at any given time. The actual number of pods running in steady state will
-	// be less than this number when ((.spec.completions - .status.successful) < .spec.parallelism),
-	// i.e. when the work left to do is less than max parallelism.
+	// parallelism is the most Pods running at once.
 	// +optional
 	Parallelism *int32 `json:"parallelism,omitempty"`
 
-	// Specifies the desired number of successfully finished pods the
-	// job should be run with.  Setting to null means that the success of any
-	// pod signals the success of all pods, and allows parallelism to have any positive
-	// value.  Setting to 1 means that parallelism is limited to 1 and the success of that
-	// pod signals the success of the job.
+	// completions is how many Pods must succeed; nil means any one success
+	// finishes the Job.
 	// +optional
 	Completions *int32 `json:"completions,omitempty"`
 
-	// Specifies the duration in seconds relative to the startTime that the job
-	// may be continuously active before the system tries to terminate it; value
-	// must be positive integer. If a Job is suspended (at creation or through an
-	// update), this timer will effectively be stopped and reset when the Job is
-	// resumed again.
+	// activeDeadlineSeconds bounds the time the Job may be active, counted
+	// from startTime; suspension stops and resets it.
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
-	// Specifies the policy of handling failed pods. In particular, it allows to
-	// specify the set of actions and conditions which need to be
-	// satisfied to take the associated action.
-	// If empty, the default behaviour applies - the counter of failed pods,
-	// represented by the jobs's .status.failed field, is incremented and it is
-	// checked against the backoffLimit. This field cannot be used in combination
-	// with restartPolicy=OnFailure.
+	// podFailurePolicy handles failed Pods by rules; it needs restartPolicy
+	// Never.
 	//
 	// +optional
 	PodFailurePolicy *PodFailurePolicy `json:"podFailurePolicy,omitempty"`
 
-	// successPolicy specifies the policy when the Job can be declared as succeeded.
-	// If empty, the default behavior applies - the Job is declared as succeeded
-	// only when the number of succeeded pods equals to the completions.
-	// When the field is specified, it must be immutable and works only for the Indexed Jobs.
-	// Once the Job meets the SuccessPolicy, the lingering pods are terminated.
+	// successPolicy lets an Indexed Job succeed early; immutable.
 	//
 	// +optional
 	SuccessPolicy *SuccessPolicy `json:"successPolicy,omitempty"`
 
-	// Specifies the number of retries before marking this job failed.
-	// Defaults to 6, unless backoffLimitPerIndex (only Indexed Job) is specified.
-	// When backoffLimitPerIndex is specified, backoffLimit defaults to 2147483647.
+	// backoffLimit is the number of retries before the Job fails (defaulted
+	// by the versions: 6, or MaxInt32 with backoffLimitPerIndex).
 	// +optional
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 
-	// Specifies the limit for the number of retries within an
-	// index before marking this index as failed. When enabled the number of
-	// failures per index is kept in the pod's
-	// batch.jobs.dev/job-index-failure-count annotation. It can only
-	// be set when Job's completionMode=Indexed, and the Pod's restart
-	// policy is Never. The field is immutable.
+	// backoffLimitPerIndex is the number of retries per index of an Indexed
+	// Job with restartPolicy Never; immutable.
 	// +optional
 	BackoffLimitPerIndex *int32 `json:"backoffLimitPerIndex,omitempty"`
 
-	// Specifies the maximal number of failed indexes before marking the Job as
-	// failed, when backoffLimitPerIndex is set. Once the number of failed
-	// indexes exceeds this number the entire Job is marked as Failed and its
-	// execution is terminated. When left as null the job continues execution of
-	// all of its indexes and is marked with the `Complete` Job condition.
-	// It can only be specified when backoffLimitPerIndex is set.
-	// It can be null or up to completions. It is required and must be
-	// less than or equal to 10^4 when is completions greater than 10^5.
+	// maxFailedIndexes is how many indexes may fail before the Job fails; only
+	// with backoffLimitPerIndex.
 	// +optional
 	MaxFailedIndexes *int32 `json:"maxFailedIndexes,omitempty"`
 
-	// A label query over pods that should match the pod count.
-	// Normally, the system sets this field for you.
-	// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
+	// selector picks the Job's Pods; usually generated (see manualSelector).
+	// See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
-	// manualSelector controls generation of pod labels and pod selectors.
-	// Leave `manualSelector` unset unless you are certain what you are doing.
-	// When false or unset, the system pick labels unique to this job
-	// and appends those labels to the pod template.  When true,
-	// the user is responsible for picking unique labels and specifying
-	// the selector.  Failure to pick a unique label may cause this
-	// and other jobs to not function correctly.  However, You may see
-	// `manualSelector=true` in jobs that were created with the old `extensions/v1beta1`
-	// API.
-	// More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector
+	// manualSelector, when true, makes the user responsible for unique Pod
+	// labels and the selector instead of the system. See
+	// https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector
 	// +optional
 	ManualSelector *bool `json:"manualSelector,omitempty"`
 
-	// Describes the pod that will be created when executing a job.
-	// The only allowed template.spec.restartPolicy values are "Never" or "OnFailure".
-	// More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
+	// template is the Pod to run; restartPolicy Never or OnFailure. See
+	// https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
 	Template corev1.PodTemplateSpec `json:"template"`
 
-	// ttlSecondsAfterFinished limits the lifetime of a Job that has finished
-	// execution (either Complete or Failed). If this field is set,
-	// ttlSecondsAfterFinished after the Job finishes, it is eligible to be
-	// automatically deleted. When the Job is being deleted, its lifecycle
-	// guarantees (e.g. finalizers) will be honored. If this field is unset,
-	// the Job won't be automatically deleted. If this field is set to zero,
-	// the Job becomes eligible to be deleted immediately after it finishes.
+	// ttlSecondsAfterFinished makes a finished Job deletable that many
+	// seconds after it finished; nil never.
 	// +optional
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 
-	// completionMode specifies how Pod completions are tracked. It can be
-	// `NonIndexed` (default) or `Indexed`.
-	//
-	// `NonIndexed` means that the Job is considered complete when there have
-	// been .spec.completions successfully completed Pods. Each Pod completion is
-	// homologous to each other.
-	//
-	// `Indexed` means that the Pods of a
-	// Job get an associated completion index from 0 to (.spec.completions - 1),
-	// available in the annotation batch.jobs.dev/job-completion-index.
-	// The Job is considered complete when there is one successfully completed Pod
-	// for each index.
-	// When value is `Indexed`, .spec.completions must be specified and
-	// `.spec.parallelism` must be less than or equal to 10^5.
-	// In addition, The Pod name takes the form
-	// `$(job-name)-$(index)-$(random-string)`,
-	// the Pod hostname takes the form `$(job-name)-$(index)`.
-	//
-	// More completion modes can be added in the future.
-	// If the Job controller observes a mode that it doesn't recognize, which
-	// is possible during upgrades due to version skew, the controller
-	// skips updates for the Job.
+	// completionMode is NonIndexed or Indexed. Indexed Pods get their index in
+	// the annotation batch.jobs.dev/job-completion-index, are named
+	// `$(job-name)-$(index)-$(random-string)` with hostname
+	// `$(job-name)-$(index)`, and need .spec.completions; `.spec.parallelism`
+	// is then at most 10^5. A controller skips Jobs with a mode it does not
+	// know.
 	// +optional
 	CompletionMode *CompletionMode `json:"completionMode,omitempty"`
 
-	// suspend specifies whether the Job controller should create Pods or not. If
-	// a Job is created with suspend set to true, no Pods are created by the Job
-	// controller. If a Job is suspended after creation (i.e. the flag goes from
-	// false to true), the Job controller will delete all active Pods associated
-	// with this Job. Users must design their workload to gracefully handle this.
-	// Suspending a Job will reset the StartTime field of the Job, effectively
-	// resetting the ActiveDeadlineSeconds timer too. Defaults to false.
+	// suspend stops Pod creation and deletes the active Pods; it resets
+	// startTime.
 	//
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
 
-	// podReplacementPolicy specifies when to create replacement Pods.
-	// Possible values are:
-	// - TerminatingOrFailed means that we recreate pods
-	//   when they are terminating (has a metadata.deletionTimestamp) or failed.
-	// - Failed means to wait until a previously created Pod is fully terminated (has phase
-	//   Failed or Succeeded) before creating a replacement Pod.
-	//
-	// When using podFailurePolicy, Failed is the the only allowed value.
-	// TerminatingOrFailed and Failed are allowed values when podFailurePolicy is not in use.
+	// podReplacementPolicy is TerminatingOrFailed or Failed; only Failed with
+	// podFailurePolicy.
 	// +optional
 	PodReplacementPolicy *PodReplacementPolicy `json:"podReplacementPolicy,omitempty"`
 
-	// ManagedBy field indicates the controller that manages a Job. The k8s Job
-	// controller reconciles jobs which don't have this field at all or the field
-	// value is the reserved string `kubernetes.io/job-controller`, but skips
-	// reconciling Jobs with a custom value for this field.
-	// The value must be a valid domain-prefixed path (e.g. acme.io/foo) -
-	// all characters before the first "/" must be a valid subdomain as defined
-	// by RFC 1123. All characters trailing the first "/" must be valid HTTP Path
-	// characters as defined by RFC 3986. The value cannot exceed 63 characters.
-	// This field is immutable.
+	// managedBy names the reconciling controller; the built-in one takes Jobs
+	// without it or with `kubernetes.io/job-controller`. Immutable.
 	// +optional
 	ManagedBy *string `json:"managedBy,omitempty"`
 }
 
-// JobStatus represents the current state of a Job.
+// JobStatus is the observed state of a Job.
 type JobStatus struct {
-	// The latest available observations of an object's current state. When a Job
-	// fails, one of the conditions will have type "Failed" and status true. When
-	// a Job is suspended, one of the conditions will have type "Suspended" and
-	// status true; when the Job is resumed, the status of this condition will
-	// become false. When a Job is completed, one of the conditions will have
-	// type "Complete" and status true.
-	//
-	// A job is considered finished when it is in a terminal condition, either
-	// "Complete" or "Failed". A Job cannot have both the "Complete" and "Failed" conditions.
-	// Additionally, it cannot be in the "Complete" and "FailureTarget" conditions.
-	// The "Complete", "Failed" and "FailureTarget" conditions cannot be disabled.
-	//
-	// More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
+	// conditions: Suspended, Complete, Failed, FailureTarget and
+	// SuccessCriteriaMet. Complete and Failed are terminal and exclusive. See
+	// https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
 	// +optional
 	// +patchMergeKey=type
 	// +patchStrategy=merge
 	// +listType=atomic
 	Conditions []JobCondition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
-	// Represents time when the job controller started processing a job. When a
-	// Job is created in the suspended state, this field is not set until the
-	// first time it is resumed. This field is reset every time a Job is resumed
-	// from suspension. It is represented in RFC3339 form and is in UTC.
-	//
-	// Once set, the field can only be removed when the job is suspended.
-	// The field cannot be modified while the job is unsuspended or finished.
+	// startTime is when the controller started the Job; unset while suspended
+	// before the first resume, and set again on every resume.
 	//
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 
-	// Represents time when the job was completed. It is not guaranteed to
-	// be set in happens-before order across separate operations.
-	// It is represented in RFC3339 form and is in UTC.
-	// The completion time is set when the job finishes successfully, and only then.
-	// The value cannot be updated or removed. The value indicates the same or
-	// later point in time as the startTime field.
+	// completionTime is when the Job succeeded; immutable once set.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
-	// The number of pending and running pods which are not terminating (without
-	// a deletionTimestamp).
-	// The value is zero for finished jobs.
+	// active counts the non-terminating Pending and Running Pods.
 	// +optional
 	Active int32 `json:"active,omitempty"`
 
-	// The number of pods which reached phase Succeeded.
-	// The value increases monotonically for a given spec. However, it may
-	// decrease in reaction to scale down of elastic indexed jobs.
+	// succeeded counts the Pods in phase Succeeded.
 	// +optional
 	Succeeded int32 `json:"succeeded,omitempty"`
 
-	// The number of pods which reached phase Failed.
-	// The value increases monotonically.
+	// failed counts the Pods in phase Failed.
 	// +optional
 	Failed int32 `json:"failed,omitempty"`
 
-	// The number of pods which are terminating (in phase Pending or Running
-	// and have a deletionTimestamp).
-	//
-	// This field is beta-level. The job controller populates the field when
-	// the feature gate JobPodReplacementPolicy is enabled (enabled by default).
+	// terminating counts the Pending or Running Pods with a deletionTimestamp.
 	// +optional
 	Terminating *int32 `json:"terminating,omitempty"`
 
-	// completedIndexes holds the completed indexes when .spec.completionMode =
-	// "Indexed" in a text format. The indexes are represented as decimal integers
-	// separated by commas. The numbers are listed in increasing order. Three or
-	// more consecutive numbers are compressed and represented by the first and
-	// last element of the series, separated by a hyphen.
-	// For example, if the completed indexes are 1, 3, 4, 5 and 7, they are
-	// represented as "1,3-5,7".
+	// completedIndexes lists the completed indexes of an Indexed Job, e.g.
+	// "1,3-5,7".
 	// +optional
 	CompletedIndexes string `json:"completedIndexes,omitempty"`
 
-	// FailedIndexes holds the failed indexes when spec.backoffLimitPerIndex is set.
-	// The indexes are represented in the text format analogous as for the
-	// `completedIndexes` field, ie. they are kept as decimal integers
-	// separated by commas. The numbers are listed in increasing order. Three or
-	// more consecutive numbers are compressed and represented by the first and
-	// last element of the series, separated by a hyphen.
-	// For example, if the failed indexes are 1, 3, 4, 5 and 7, they are
-	// represented as "1,3-5,7".
-	// The set of failed indexes cannot overlap with the set of completed indexes.
+	// failedIndexes lists the failed indexes when backoffLimitPerIndex is set,
+	// in the same format; it never overlaps completedIndexes.
 	// +optional
 	FailedIndexes *string `json:"failedIndexes,omitempty"`
 
-	// uncountedTerminatedPods holds the UIDs of Pods that have terminated but
-	// the job controller hasn't yet accounted for in the status counters.
-	//
-	// The job controller creates pods with a finalizer. When a pod terminates
-	// (succeeded or failed), the controller does three steps to account for it
-	// in the job status:
-	//
-	// 1. Add the pod UID to the arrays in this field.
-	// 2. Remove the pod finalizer.
-	// 3. Remove the pod UID from the arrays while increasing the corresponding
-	//     counter.
-	//
-	// Old jobs might not be tracked using this field, in which case the field
-	// remains empty.
-	// The structure is empty for finished jobs.
+	// uncountedTerminatedPods holds the terminated Pods whose finalizer the
+	// controller is removing before it adds them to the counters.
 	// +optional
 	UncountedTerminatedPods *UncountedTerminatedPods `json:"uncountedTerminatedPods,omitempty"`
 
-	// The number of active pods which have a Ready condition and are not
-	// terminating (without a deletionTimestamp).
+	// ready counts the active, non-terminating Pods with the Ready condition.
 	// +optional
 	Ready *int32 `json:"ready,omitempty"`
 }
 
-// UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't
-// been accounted in Job status counters.
+// UncountedTerminatedPods holds the UIDs of terminated Pods not yet in the
+// status counters.
 type UncountedTerminatedPods struct {
-	// succeeded holds UIDs of succeeded Pods.
+	// succeeded are UIDs of succeeded Pods.
 	// +listType=set
 	// +optional
 	Succeeded []types.UID `json:"succeeded,omitempty"`
 
-	// failed holds UIDs of failed Pods.
+	// failed are UIDs of failed Pods.
 	// +listType=set
 	// +optional
 	Failed []types.UID `json:"failed,omitempty"`
 }
 
-// JobConditionType is a valid value for JobCondition.Type.
+// JobConditionType is the type of a JobCondition.
 type JobConditionType string
 
-// These are built-in conditions of a job.
+// The condition types of a Job.
 const (
-	// JobSuspended means the job has been suspended.
+	// JobSuspended is True while the Job is suspended.
 	JobSuspended JobConditionType = "Suspended"
-	// JobComplete means the job has completed its execution.
+	// JobComplete: the Job succeeded.
 	JobComplete JobConditionType = "Complete"
-	// JobFailed means the job has failed its execution.
+	// JobFailed: the Job failed.
 	JobFailed JobConditionType = "Failed"
-	// JobFailureTarget means the job is about to fail its execution.
+	// JobFailureTarget: the Job is about to fail.
 	JobFailureTarget JobConditionType = "FailureTarget"
-	// JobSuccessCriteriaMet means the Job has been succeeded.
+	// JobSuccessCriteriaMet: the Job met its success criteria.
 	JobSuccessCriteriaMet JobConditionType = "SuccessCriteriaMet"
 )
 
-// JobCondition describes current state of a job.
+// JobCondition is one observation of a Job's state.
 type JobCondition struct {
-	// Type of job condition, Complete or Failed.
+	// type of the condition.
 	Type JobConditionType `json:"type"`
-	// Status of the condition, one of True, False, Unknown.
+	// status is True, False or Unknown.
 	Status corev1.ConditionStatus `json:"status"`
-	// Last time the condition was checked.
+	// lastProbeTime is when the condition was last checked.
 	// +optional
 	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty"`
-	// Last time the condition transit from one status to another.
+	// lastTransitionTime is when the status last changed.
 	// +optional
 	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
-	// (brief) reason for the condition's last transition.
+	// reason is a short, machine-readable cause of the last transition.
 	// +optional
 	Reason string `json:"reason,omitempty"`
-	// Human readable message indicating details about last transition.
+	// message explains the last transition for humans.
 	// +optional
 	Message string `json:"message,omitempty"`
 }

@@ -369,7 +369,7 @@ func schema_pkg_apis_batch_v1_Job(ref common.ReferenceCallback) common.OpenAPIDe
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "Job represents the configuration of a single job, served by batch-apiserver with the semantics of Kubernetes batch/v1 Job.",
+				Description: "Job runs Pods from a template until enough of them succeed, or gives up after too many failures. batch-apiserver serves it in the batch.jobs.dev group with the behavior of the Kubernetes batch/v1 Job.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -388,21 +388,21 @@ func schema_pkg_apis_batch_v1_Job(ref common.ReferenceCallback) common.OpenAPIDe
 					},
 					"metadata": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+							Description: "metadata carries the Job's name, namespace, labels, annotations and the fields the system maintains. See https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
 							Default:     map[string]interface{}{},
 							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
 						},
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specification of the desired behavior of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+							Description: "spec is what the Job should do: the Pods to run, how many must succeed, and how failures are retried. See https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1.JobSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Current status of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+							Description: "status is what the Job controller last observed about the Job. See https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1.JobStatus{}.OpenAPIModelName()),
 						},
@@ -419,12 +419,12 @@ func schema_pkg_apis_batch_v1_JobCondition(ref common.ReferenceCallback) common.
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "JobCondition describes current state of a job.",
+				Description: "JobCondition is one observation of a Job's state.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Type of job condition, Complete or Failed.",
+							Description: "type of the condition: Suspended, Complete, Failed, FailureTarget or SuccessCriteriaMet.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -432,7 +432,7 @@ func schema_pkg_apis_batch_v1_JobCondition(ref common.ReferenceCallback) common.
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Status of the condition, one of True, False, Unknown.",
+							Description: "status of the condition: True, False or Unknown.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -440,26 +440,26 @@ func schema_pkg_apis_batch_v1_JobCondition(ref common.ReferenceCallback) common.
 					},
 					"lastProbeTime": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Last time the condition was checked.",
+							Description: "lastProbeTime is when the condition was last checked.",
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"lastTransitionTime": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Last time the condition transit from one status to another.",
+							Description: "lastTransitionTime is when the condition last changed status.",
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Description: "(brief) reason for the condition's last transition.",
+							Description: "reason is a short, machine-readable cause of the last transition.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"message": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Human readable message indicating details about last transition.",
+							Description: "message explains the last transition for humans.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -477,7 +477,7 @@ func schema_pkg_apis_batch_v1_JobList(ref common.ReferenceCallback) common.OpenA
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "JobList is a collection of jobs.",
+				Description: "JobList is a list of Jobs.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -496,14 +496,14 @@ func schema_pkg_apis_batch_v1_JobList(ref common.ReferenceCallback) common.OpenA
 					},
 					"metadata": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+							Description: "metadata carries the list's resourceVersion and continuation token. See https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
 							Default:     map[string]interface{}{},
 							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
 						},
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Description: "items is the list of Jobs.",
+							Description: "items are the Jobs in the list.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -527,93 +527,93 @@ func schema_pkg_apis_batch_v1_JobSpec(ref common.ReferenceCallback) common.OpenA
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "JobSpec describes how the job execution will look like.",
+				Description: "JobSpec is the desired behavior of a Job.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"parallelism": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the maximum desired number of pods the job should run at any given time. The actual number of pods running in steady state will be less than this number when ((.spec.completions - .status.successful) < .spec.parallelism), i.e. when the work left to do is less than max parallelism.",
+							Description: "parallelism is the most Pods the Job runs at once. Fewer run when less work is left, that is when (.spec.completions - .status.successful) < .spec.parallelism. Must not be negative. Defaults to 1.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"completions": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the desired number of successfully finished pods the job should be run with.  Setting to null means that the success of any pod signals the success of all pods, and allows parallelism to have any positive value.  Setting to 1 means that parallelism is limited to 1 and the success of that pod signals the success of the job.",
+							Description: "completions is how many Pods must succeed for the Job to succeed. Null means that any one Pod succeeding ends the Job successfully, and lets parallelism be any positive number; 1 caps parallelism at 1 and ends the Job with the one Pod's success. Must not be negative. Defaults to 1 when parallelism is unset too. Immutable, except that an Indexed Job may change it together with parallelism, to the same value.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"activeDeadlineSeconds": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the duration in seconds relative to the startTime that the job may be continuously active before the system tries to terminate it; value must be positive integer. If a Job is suspended (at creation or through an update), this timer will effectively be stopped and reset when the Job is resumed again.",
+							Description: "activeDeadlineSeconds is how long, in seconds counted from startTime, the Job may stay active before the system terminates it. Must not be negative. Suspending the Job stops this clock; resuming it starts the clock again from zero.",
 							Type:        []string{"integer"},
 							Format:      "int64",
 						},
 					},
 					"podFailurePolicy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the policy of handling failed pods. In particular, it allows to specify the set of actions and conditions which need to be satisfied to take the associated action. If empty, the default behaviour applies - the counter of failed pods, represented by the jobs's .status.failed field, is incremented and it is checked against the backoffLimit. This field cannot be used in combination with restartPolicy=OnFailure.",
+							Description: "podFailurePolicy decides how failed Pods are handled, with rules that each pair a requirement with an action. Without it, every failed Pod increments .status.failed, which is checked against backoffLimit. It needs the Pod template's restartPolicy to be Never: OnFailure is not allowed with it. Immutable.",
 							Ref:         ref(v1.PodFailurePolicy{}.OpenAPIModelName()),
 						},
 					},
 					"successPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "successPolicy specifies the policy when the Job can be declared as succeeded. If empty, the default behavior applies - the Job is declared as succeeded only when the number of succeeded pods equals to the completions. When the field is specified, it must be immutable and works only for the Indexed Jobs. Once the Job meets the SuccessPolicy, the lingering pods are terminated.",
+							Description: "successPolicy lets the Job be declared succeeded before all of its Pods have; once it is met, the Pods still running are terminated. Without it, the Job succeeds only when the number of succeeded Pods reaches completions. Only for Indexed Jobs. Immutable.",
 							Ref:         ref(v1.SuccessPolicy{}.OpenAPIModelName()),
 						},
 					},
 					"backoffLimit": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the number of retries before marking this job failed. Defaults to 6, unless backoffLimitPerIndex (only Indexed Job) is specified. When backoffLimitPerIndex is specified, backoffLimit defaults to 2147483647.",
+							Description: "backoffLimit is how many retries the Job gets before it is marked failed. Must not be negative. Defaults to 6, or to 2147483647 when backoffLimitPerIndex is set (Indexed Jobs only).",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"backoffLimitPerIndex": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the limit for the number of retries within an index before marking this index as failed. When enabled the number of failures per index is kept in the pod's batch.jobs.dev/job-index-failure-count annotation. It can only be set when Job's completionMode=Indexed, and the Pod's restart policy is Never. The field is immutable.",
+							Description: "backoffLimitPerIndex is how many retries each index gets before that index is marked failed. Each Pod carries the failure count of its index in the annotation batch.jobs.dev/job-index-failure-count. Only for Jobs with completionMode Indexed whose Pods have restartPolicy Never. Must not be negative. Immutable.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"maxFailedIndexes": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the maximal number of failed indexes before marking the Job as failed, when backoffLimitPerIndex is set. Once the number of failed indexes exceeds this number the entire Job is marked as Failed and its execution is terminated. When left as null the job continues execution of all of its indexes and is marked with the `Complete` Job condition. It can only be specified when backoffLimitPerIndex is set. It can be null or up to completions. It is required and must be less than or equal to 10^4 when is completions greater than 10^5.",
+							Description: "maxFailedIndexes is how many indexes may fail, with backoffLimitPerIndex set, before the whole Job is marked Failed and stopped. Null lets every index run to the end (the Job then fails if any index failed). Only allowed with backoffLimitPerIndex. Null or between 0 and completions (and at most 10^5); when completions exceeds 10^5 it is required and at most 10^4.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"selector": {
 						SchemaProps: spec.SchemaProps{
-							Description: "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+							Description: "selector is the label query that picks out the Pods the Job counts. The system usually sets it (see manualSelector). It must match the Pod template's labels. Immutable. See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
 							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
 						},
 					},
 					"manualSelector": {
 						SchemaProps: spec.SchemaProps{
-							Description: "manualSelector controls generation of pod labels and pod selectors. Leave `manualSelector` unset unless you are certain what you are doing. When false or unset, the system pick labels unique to this job and appends those labels to the pod template.  When true, the user is responsible for picking unique labels and specifying the selector.  Failure to pick a unique label may cause this and other jobs to not function correctly.  However, You may see `manualSelector=true` in jobs that were created with the old `extensions/v1beta1` API. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector",
+							Description: "manualSelector says who picks the Pod labels and the selector. False or unset: the system generates labels unique to this Job, adds them to the Pod template and builds the selector from them. True: you supply both, and labels that are not unique can make this Job and others misbehave. Leave it unset unless you are sure you need it. Jobs created through the old extensions/v1beta1 API may have manualSelector=true. See https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},
 					},
 					"template": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are \"Never\" or \"OnFailure\". More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
+							Description: "template is the Pod the Job creates for each attempt. Its spec.restartPolicy must be Never or OnFailure. See https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
 							Default:     map[string]interface{}{},
 							Ref:         ref(corev1.PodTemplateSpec{}.OpenAPIModelName()),
 						},
 					},
 					"ttlSecondsAfterFinished": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either Complete or Failed). If this field is set, ttlSecondsAfterFinished after the Job finishes, it is eligible to be automatically deleted. When the Job is being deleted, its lifecycle guarantees (e.g. finalizers) will be honored. If this field is unset, the Job won't be automatically deleted. If this field is set to zero, the Job becomes eligible to be deleted immediately after it finishes.",
+							Description: "ttlSecondsAfterFinished lets a finished Job (Complete or Failed) be deleted automatically this many seconds after it finished; 0 makes it eligible at once. The deletion honors the Job's lifecycle guarantees, such as finalizers. Unset, the Job is never deleted automatically. Must not be negative.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"completionMode": {
 						SchemaProps: spec.SchemaProps{
-							Description: "completionMode specifies how Pod completions are tracked. It can be `NonIndexed` (default) or `Indexed`.\n\n`NonIndexed` means that the Job is considered complete when there have been .spec.completions successfully completed Pods. Each Pod completion is homologous to each other.\n\n`Indexed` means that the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1), available in the annotation batch.jobs.dev/job-completion-index. The Job is considered complete when there is one successfully completed Pod for each index. When value is `Indexed`, .spec.completions must be specified and `.spec.parallelism` must be less than or equal to 10^5. In addition, The Pod name takes the form `$(job-name)-$(index)-$(random-string)`, the Pod hostname takes the form `$(job-name)-$(index)`.\n\nMore completion modes can be added in the future. If the Job controller observes a mode that it doesn't recognize, which is possible during upgrades due to version skew, the controller skips updates for the Job.\n\nPossible enum values:\n - `\"Indexed\"` is a Job completion mode. In this mode, the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1). The Job is considered complete when a Pod completes for each completion index.\n - `\"NonIndexed\"` is a Job completion mode. In this mode, the Job is considered complete when there have been .spec.completions successfully completed Pods. Pod completions are homologous to each other.",
+							Description: "completionMode is how the Job counts completed Pods: `NonIndexed` (the default) or `Indexed`. Immutable.\n\n`NonIndexed`: the Pods are interchangeable, and the Job is complete once .spec.completions of them have succeeded.\n\n`Indexed`: each Pod gets a completion index from 0 to .spec.completions-1, in the annotation batch.jobs.dev/job-completion-index, and the Job is complete once each index has one Pod that succeeded. .spec.completions is then required, and `.spec.parallelism` may be at most 10^5. The Pods are named `$(job-name)-$(index)-$(random-string)` and their hostname is `$(job-name)-$(index)`.\n\nOther modes may be added later. A Job controller that does not know the mode, as can happen with version skew during an upgrade, leaves the Job untouched.\n\nPossible enum values:\n - `\"Indexed\"` gives each Pod a completion index from 0 to .spec.completions-1: the Job is complete once every index has a Pod that succeeded.\n - `\"NonIndexed\"` treats the Job's Pods as interchangeable: the Job is complete once .spec.completions of them have succeeded.",
 							Type:        []string{"string"},
 							Format:      "",
 							Enum:        []interface{}{"Indexed", "NonIndexed"},
@@ -621,14 +621,14 @@ func schema_pkg_apis_batch_v1_JobSpec(ref common.ReferenceCallback) common.OpenA
 					},
 					"suspend": {
 						SchemaProps: spec.SchemaProps{
-							Description: "suspend specifies whether the Job controller should create Pods or not. If a Job is created with suspend set to true, no Pods are created by the Job controller. If a Job is suspended after creation (i.e. the flag goes from false to true), the Job controller will delete all active Pods associated with this Job. Users must design their workload to gracefully handle this. Suspending a Job will reset the StartTime field of the Job, effectively resetting the ActiveDeadlineSeconds timer too. Defaults to false.",
+							Description: "suspend, while true, keeps the Job controller from creating Pods. A Job created suspended gets no Pods; suspending a Job that is running (the flag going from false to true) deletes all its active Pods, which the workload must be able to survive. Suspending also clears startTime, and so restarts the activeDeadlineSeconds clock. Defaults to false.",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},
 					},
 					"podReplacementPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "podReplacementPolicy specifies when to create replacement Pods. Possible values are: - TerminatingOrFailed means that we recreate pods\n  when they are terminating (has a metadata.deletionTimestamp) or failed.\n- Failed means to wait until a previously created Pod is fully terminated (has phase\n  Failed or Succeeded) before creating a replacement Pod.\n\nWhen using podFailurePolicy, Failed is the the only allowed value. TerminatingOrFailed and Failed are allowed values when podFailurePolicy is not in use.\n\nPossible enum values:\n - `\"Failed\"` means to wait until a previously created Pod is fully terminated (has phase Failed or Succeeded) before creating a replacement Pod.\n - `\"TerminatingOrFailed\"` means that we recreate pods when they are terminating (has a metadata.deletionTimestamp) or failed.",
+							Description: "podReplacementPolicy is when a Pod that is going away may be replaced. One of:\n\n  - TerminatingOrFailed: as soon as the Pod is terminating (it has a\n    metadata.deletionTimestamp) or has failed.\n  - Failed: only once the Pod has fully terminated, in phase Failed or\n    Succeeded.\n\nWith podFailurePolicy set, Failed is the only allowed value, and the default; otherwise the default is TerminatingOrFailed.\n\nPossible enum values:\n - `\"Failed\"` replaces a Pod only after it has fully terminated, in phase Failed or Succeeded.\n - `\"TerminatingOrFailed\"` replaces a Pod as soon as it is terminating (it has a metadata.deletionTimestamp) or has failed.",
 							Type:        []string{"string"},
 							Format:      "",
 							Enum:        []interface{}{"Failed", "TerminatingOrFailed"},
@@ -636,7 +636,7 @@ func schema_pkg_apis_batch_v1_JobSpec(ref common.ReferenceCallback) common.OpenA
 					},
 					"managedBy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ManagedBy field indicates the controller that manages a Job. The k8s Job controller reconciles jobs which don't have this field at all or the field value is the reserved string `kubernetes.io/job-controller`, but skips reconciling Jobs with a custom value for this field. The value must be a valid domain-prefixed path (e.g. acme.io/foo) - all characters before the first \"/\" must be a valid subdomain as defined by RFC 1123. All characters trailing the first \"/\" must be valid HTTP Path characters as defined by RFC 3986. The value cannot exceed 63 characters. This field is immutable.",
+							Description: "managedBy names the controller that reconciles the Job. The built-in Job controller takes Jobs without it, or with the reserved value `kubernetes.io/job-controller`, and leaves any other value to the controller it names. It is a domain-prefixed path such as acme.io/foo: before the first \"/\" a DNS subdomain (RFC 1123), after it HTTP path characters (RFC 3986); at most 63 characters. Immutable.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -654,7 +654,7 @@ func schema_pkg_apis_batch_v1_JobStatus(ref common.ReferenceCallback) common.Ope
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "JobStatus represents the current state of a Job.",
+				Description: "JobStatus is the observed state of a Job.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"conditions": {
@@ -666,7 +666,7 @@ func schema_pkg_apis_batch_v1_JobStatus(ref common.ReferenceCallback) common.Ope
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "The latest available observations of an object's current state. When a Job fails, one of the conditions will have type \"Failed\" and status true. When a Job is suspended, one of the conditions will have type \"Suspended\" and status true; when the Job is resumed, the status of this condition will become false. When a Job is completed, one of the conditions will have type \"Complete\" and status true.\n\nA job is considered finished when it is in a terminal condition, either \"Complete\" or \"Failed\". A Job cannot have both the \"Complete\" and \"Failed\" conditions. Additionally, it cannot be in the \"Complete\" and \"FailureTarget\" conditions. The \"Complete\", \"Failed\" and \"FailureTarget\" conditions cannot be disabled.\n\nMore info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
+							Description: "conditions are the latest observations of the Job's state. The Job controller sets Failed=True when the Job fails, Complete=True when it completes, and Suspended=True while it is suspended (turned to False when it is resumed).\n\nComplete and Failed are terminal: a Job with either one True has finished. A Job never has both, nor Complete together with FailureTarget. Once True, Complete, Failed and FailureTarget cannot be turned off.\n\nSee https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -679,67 +679,67 @@ func schema_pkg_apis_batch_v1_JobStatus(ref common.ReferenceCallback) common.Ope
 					},
 					"startTime": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Represents time when the job controller started processing a job. When a Job is created in the suspended state, this field is not set until the first time it is resumed. This field is reset every time a Job is resumed from suspension. It is represented in RFC3339 form and is in UTC.\n\nOnce set, the field can only be removed when the job is suspended. The field cannot be modified while the job is unsuspended or finished.",
+							Description: "startTime is when the Job controller began working on the Job, in RFC 3339 form and UTC. A Job created suspended has none until it is first resumed, and every resume sets it anew. Once set, it may be removed only while the Job is suspended, and never changed while the Job runs or after it has finished.",
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"completionTime": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.",
+							Description: "completionTime is when the Job finished successfully, in RFC 3339 form and UTC; it is set then and in no other case. It cannot be changed or removed, and is never earlier than startTime. Separate operations are not guaranteed to observe it in happens-before order.",
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"active": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The number of pending and running pods which are not terminating (without a deletionTimestamp). The value is zero for finished jobs.",
+							Description: "active is the number of Pending and Running Pods that are not terminating (have no deletionTimestamp). Zero once the Job has finished.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"succeeded": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.",
+							Description: "succeeded is the number of Pods that reached phase Succeeded. It only grows for a given spec, except that scaling an elastic Indexed Job down may lower it.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"failed": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The number of pods which reached phase Failed. The value increases monotonically.",
+							Description: "failed is the number of Pods that reached phase Failed. It only grows.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"terminating": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The number of pods which are terminating (in phase Pending or Running and have a deletionTimestamp).\n\nThis field is beta-level. The job controller populates the field when the feature gate JobPodReplacementPolicy is enabled (enabled by default).",
+							Description: "terminating is the number of Pods being terminated: in phase Pending or Running, with a deletionTimestamp.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"completedIndexes": {
 						SchemaProps: spec.SchemaProps{
-							Description: "completedIndexes holds the completed indexes when .spec.completionMode = \"Indexed\" in a text format. The indexes are represented as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\".",
+							Description: "completedIndexes lists the completed indexes of an Indexed Job (.spec.completionMode \"Indexed\") as comma-separated decimal integers in increasing order, where a run of three or more consecutive indexes is written as its first and last index joined by a hyphen: indexes 1, 3, 4, 5 and 7 read \"1,3-5,7\".",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"failedIndexes": {
 						SchemaProps: spec.SchemaProps{
-							Description: "FailedIndexes holds the failed indexes when spec.backoffLimitPerIndex is set. The indexes are represented in the text format analogous as for the `completedIndexes` field, ie. they are kept as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the failed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\". The set of failed indexes cannot overlap with the set of completed indexes.",
+							Description: "failedIndexes lists the failed indexes when spec.backoffLimitPerIndex is set, in the format of `completedIndexes`: for example \"1,3-5,7\". An index is never both completed and failed.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"uncountedTerminatedPods": {
 						SchemaProps: spec.SchemaProps{
-							Description: "uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller hasn't yet accounted for in the status counters.\n\nThe job controller creates pods with a finalizer. When a pod terminates (succeeded or failed), the controller does three steps to account for it in the job status:\n\n1. Add the pod UID to the arrays in this field. 2. Remove the pod finalizer. 3. Remove the pod UID from the arrays while increasing the corresponding\n    counter.\n\nOld jobs might not be tracked using this field, in which case the field remains empty. The structure is empty for finished jobs.",
+							Description: "uncountedTerminatedPods lists the UIDs of terminated Pods that the Job controller has not yet added to the status counters.\n\nThe controller creates each Pod with a finalizer, and accounts for a Pod that succeeded or failed in three steps:\n\n 1. it adds the Pod's UID to the matching list in this field;\n 2. it removes the finalizer from the Pod;\n 3. it removes the UID from the list and increments the matching\n    counter.\n\nEmpty for old Jobs that are not tracked this way, and for finished Jobs.",
 							Ref:         ref(v1.UncountedTerminatedPods{}.OpenAPIModelName()),
 						},
 					},
 					"ready": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The number of active pods which have a Ready condition and are not terminating (without a deletionTimestamp).",
+							Description: "ready is the number of active Pods that have the Ready condition and are not terminating (have no deletionTimestamp).",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
@@ -756,7 +756,7 @@ func schema_pkg_apis_batch_v1_PodFailurePolicy(ref common.ReferenceCallback) com
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "PodFailurePolicy describes how failed pods influence the backoffLimit.",
+				Description: "PodFailurePolicy decides, Pod failure by Pod failure, whether the failure counts towards the Job's backoffLimit, is ignored, or fails the Job or the Pod's index outright.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"rules": {
@@ -766,7 +766,7 @@ func schema_pkg_apis_batch_v1_PodFailurePolicy(ref common.ReferenceCallback) com
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "A list of pod failure policy rules. The rules are evaluated in order. Once a rule matches a Pod failure, the remaining of the rules are ignored. When no rule matches the Pod failure, the default handling applies - the counter of pod failures is incremented and it is checked against the backoffLimit. At most 20 elements are allowed.",
+							Description: "rules are tried in order against each Pod failure, and the first rule that matches decides; the later ones are not looked at. A failure that no rule matches is counted the default way: .status.failed goes up and is checked against backoffLimit. At most 20 rules.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -790,19 +790,19 @@ func schema_pkg_apis_batch_v1_PodFailurePolicyOnExitCodesRequirement(ref common.
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "PodFailurePolicyOnExitCodesRequirement describes the requirement for handling a failed pod based on its container exit codes. In particular, it lookups the .state.terminated.exitCode for each app container and init container status, represented by the .status.containerStatuses and .status.initContainerStatuses fields in the Pod status, respectively. Containers completed with success (exit code 0) are excluded from the requirement check.",
+				Description: "PodFailurePolicyOnExitCodesRequirement matches a failed Pod by the exit codes of its containers: the .state.terminated.exitCode of each entry of the Pod's .status.containerStatuses (app containers) and .status.initContainerStatuses (init containers). Containers that exited with code 0 never take part.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"containerName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Restricts the check for exit codes to the container with the specified name. When null, the rule applies to all containers. When specified, it should match one the container or initContainer names in the pod template.",
+							Description: "containerName narrows the check to the one container or init container of this name, which must be a name from the Pod template. Null checks every container.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"operator": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Represents the relationship between the container exit code(s) and the specified values. Containers completed with success (exit code 0) are excluded from the requirement check. Possible values are:\n\n- In: the requirement is satisfied if at least one container exit code\n  (might be multiple if there are multiple containers not restricted\n  by the 'containerName' field) is in the set of specified values.\n- NotIn: the requirement is satisfied if at least one container exit code\n  (might be multiple if there are multiple containers not restricted\n  by the 'containerName' field) is not in the set of specified values.\nAdditional values are considered to be added in the future. Clients should react to an unknown operator by assuming the requirement is not satisfied.\n\nPossible enum values:\n - `\"In\"` matches when the exit code is one of the values.\n - `\"NotIn\"` matches when the exit code is none of the values.",
+							Description: "operator says how the exit codes must relate to values. Containers that exited with code 0 are left out. The requirement is met when, among the checked containers (all of them unless containerName is set):\n\n  - In: at least one exit code is in values;\n  - NotIn: at least one exit code is not in values.\n\nOther operators may be added later: a client that does not know the operator should take the requirement as not met.\n\nPossible enum values:\n - `\"In\"` matches an exit code that is among the values.\n - `\"NotIn\"` matches an exit code that is not among the values.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -816,7 +816,7 @@ func schema_pkg_apis_batch_v1_PodFailurePolicyOnExitCodesRequirement(ref common.
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the set of values. Each returned container exit code (might be multiple in case of multiple containers) is checked against this set of values with respect to the operator. The list of values must be ordered and must not contain duplicates. Value '0' cannot be used for the In operator. At least one element is required. At most 255 elements are allowed.",
+							Description: "values are the exit codes the operator compares with: 1 to 255 of them, in increasing order, without duplicates. With the In operator, 0 is not allowed.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -839,12 +839,12 @@ func schema_pkg_apis_batch_v1_PodFailurePolicyOnPodConditionsPattern(ref common.
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "PodFailurePolicyOnPodConditionsPattern describes a pattern for matching an actual pod condition type.",
+				Description: "PodFailurePolicyOnPodConditionsPattern matches a condition of a failed Pod by its type and status.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the required Pod condition type. To match a pod condition it is required that specified type equals the pod condition type.",
+							Description: "type is the Pod condition type to match; a condition matches when its type is equal to it.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -852,7 +852,7 @@ func schema_pkg_apis_batch_v1_PodFailurePolicyOnPodConditionsPattern(ref common.
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the required Pod condition status. To match a pod condition it is required that the specified status equals the pod condition status. Defaults to True.",
+							Description: "status is the condition status to match (True, False or Unknown); a condition matches when its status is equal to it. Defaults to True.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -869,12 +869,12 @@ func schema_pkg_apis_batch_v1_PodFailurePolicyRule(ref common.ReferenceCallback)
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "PodFailurePolicyRule describes how a pod failure is handled when the requirements are met. One of onExitCodes and onPodConditions, but not both, can be used in each rule.",
+				Description: "PodFailurePolicyRule pairs a requirement on a failed Pod with the action taken when the Pod meets it. Each rule sets exactly one of onExitCodes and onPodConditions.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"action": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the action taken on a pod failure when the requirements are satisfied. Possible values are:\n\n- FailJob: indicates that the pod's job is marked as Failed and all\n  running pods are terminated.\n- FailIndex: indicates that the pod's index is marked as Failed and will\n  not be restarted.\n- Ignore: indicates that the counter towards the .backoffLimit is not\n  incremented and a replacement pod is created.\n- Count: indicates that the pod is handled in the default way - the\n  counter towards the .backoffLimit is incremented.\nAdditional values are considered to be added in the future. Clients should react to an unknown action by skipping the rule.\n\nPossible enum values:\n - `\"Count\"` handles the failure in the default way: the counter towards .backoffLimit is incremented.\n - `\"FailIndex\"` marks the pod's index as failed; it is not restarted.\n - `\"FailJob\"` marks the Job as Failed and terminates all running pods.\n - `\"Ignore\"` does not count the failure towards .backoffLimit and creates a replacement pod.",
+							Description: "action is taken on a failed Pod that meets this rule. One of:\n\n  - FailJob: the Job is marked Failed and all its running Pods are\n    terminated.\n  - FailIndex: the Pod's index is marked failed and is not retried.\n  - Ignore: the failure does not count towards .backoffLimit, and a\n    replacement Pod is created.\n  - Count: the failure is handled as by default, counting towards\n    .backoffLimit.\n\nOther actions may be added later: a client that does not know the action should skip the rule.\n\nPossible enum values:\n - `\"Count\"` counts the failure as if no rule had matched: .status.failed goes up and is checked against .backoffLimit.\n - `\"FailIndex\"` fails the Pod's index, which is then not retried. Only allowed when backoffLimitPerIndex is set.\n - `\"FailJob\"` fails the whole Job and terminates its running Pods.\n - `\"Ignore\"` leaves the failure out of .status.failed, so it does not count towards .backoffLimit, and replaces the Pod.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -883,7 +883,7 @@ func schema_pkg_apis_batch_v1_PodFailurePolicyRule(ref common.ReferenceCallback)
 					},
 					"onExitCodes": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Represents the requirement on the container exit codes.",
+							Description: "onExitCodes matches the failed Pod by its containers' exit codes.",
 							Ref:         ref(v1.PodFailurePolicyOnExitCodesRequirement{}.OpenAPIModelName()),
 						},
 					},
@@ -894,7 +894,7 @@ func schema_pkg_apis_batch_v1_PodFailurePolicyRule(ref common.ReferenceCallback)
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Represents the requirement on the pod conditions. The requirement is represented as a list of pod condition patterns. The requirement is satisfied if at least one pattern matches an actual pod condition. At most 20 elements are allowed.",
+							Description: "onPodConditions matches the failed Pod by its conditions: the rule is met when at least one of these patterns (at most 20) matches a condition of the Pod.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -918,7 +918,7 @@ func schema_pkg_apis_batch_v1_SuccessPolicy(ref common.ReferenceCallback) common
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.",
+				Description: "SuccessPolicy lets an Indexed Job succeed once chosen indexes have succeeded, without waiting for all of them.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"rules": {
@@ -928,7 +928,7 @@ func schema_pkg_apis_batch_v1_SuccessPolicy(ref common.ReferenceCallback) common
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "rules represents the list of alternative rules for the declaring the Jobs as successful before `.status.succeeded >= .spec.completions`. Once any of the rules are met, the \"SuccessCriteriaMet\" condition is added, and the lingering pods are removed. The terminal state for such a Job has the \"Complete\" condition. Additionally, these rules are evaluated in order; Once the Job meets one of the rules, other rules are ignored. At most 20 elements are allowed.",
+							Description: "rules are alternative ways for the Job to succeed before `.status.succeeded >= .spec.completions`. They are checked in order, and the first one the Job meets wins: the Job gets the \"SuccessCriteriaMet\" condition, its remaining Pods are removed, and it ends with the \"Complete\" condition. At most 20 rules.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -952,19 +952,19 @@ func schema_pkg_apis_batch_v1_SuccessPolicyRule(ref common.ReferenceCallback) co
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "SuccessPolicyRule describes rule for declaring a Job as succeeded. Each rule must have at least one of the \"succeededIndexes\" or \"succeededCount\" specified.",
+				Description: "SuccessPolicyRule is one way for a Job to succeed early. It sets succeededIndexes, succeededCount, or both.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"succeededIndexes": {
 						SchemaProps: spec.SchemaProps{
-							Description: "succeededIndexes specifies the set of indexes which need to be contained in the actual set of the succeeded indexes for the Job. The list of indexes must be within 0 to \".spec.completions-1\" and must not contain duplicates. At least one element is required. The indexes are represented as intervals separated by commas. The intervals can be a decimal integer or a pair of decimal integers separated by a hyphen. The number are listed in represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\". When this field is null, this field doesn't default to any value and is never evaluated at any time.",
+							Description: "succeededIndexes are indexes that must all be among the Job's succeeded indexes. They are written as a comma-separated list of decimal integers and hyphenated ranges in increasing order, without overlaps, all between 0 and .spec.completions-1: for example \"1,3-5,7\" stands for 1, 3, 4, 5 and 7. At most 64KiB. Null has no default and sets no index requirement.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"succeededCount": {
 						SchemaProps: spec.SchemaProps{
-							Description: "succeededCount specifies the minimal required size of the actual set of the succeeded indexes for the Job. When succeededCount is used along with succeededIndexes, the check is constrained only to the set of indexes specified by succeededIndexes. For example, given that succeededIndexes is \"1-4\", succeededCount is \"3\", and completed indexes are \"1\", \"3\", and \"5\", the Job isn't declared as succeeded because only \"1\" and \"3\" indexes are considered in that rules. When this field is null, this doesn't default to any value and is never evaluated at any time. When specified it needs to be a positive integer.",
+							Description: "succeededCount is the least number of succeeded indexes the rule needs. With succeededIndexes also set, only the indexes listed there count: with succeededIndexes \"1-4\" and succeededCount 3, succeeded indexes 1, 3 and 5 do not meet the rule, since only 1 and 3 are in the range. It must not be negative, nor exceed .spec.completions or the number of indexes in succeededIndexes. Null has no default and sets no count requirement.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
@@ -979,7 +979,7 @@ func schema_pkg_apis_batch_v1_UncountedTerminatedPods(ref common.ReferenceCallba
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't been accounted in Job status counters.",
+				Description: "UncountedTerminatedPods holds the UIDs of terminated Pods that the Job's status counters do not include yet.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"succeeded": {
@@ -989,7 +989,7 @@ func schema_pkg_apis_batch_v1_UncountedTerminatedPods(ref common.ReferenceCallba
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "succeeded holds UIDs of succeeded Pods.",
+							Description: "succeeded are the UIDs of Pods that succeeded.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1008,7 +1008,7 @@ func schema_pkg_apis_batch_v1_UncountedTerminatedPods(ref common.ReferenceCallba
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "failed holds UIDs of failed Pods.",
+							Description: "failed are the UIDs of Pods that failed.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1030,7 +1030,7 @@ func schema_pkg_apis_batch_v1beta1_Job(ref common.ReferenceCallback) common.Open
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "Job represents the configuration of a single job, served by batch-apiserver with the semantics of Kubernetes batch/v1 Job.",
+				Description: "Job runs Pods from a template until enough of them succeed, or gives up after too many failures. batch-apiserver serves it in the batch.jobs.dev group with the behavior of the Kubernetes batch/v1 Job. This version is deprecated: use batch.jobs.dev/v1.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -1049,21 +1049,21 @@ func schema_pkg_apis_batch_v1beta1_Job(ref common.ReferenceCallback) common.Open
 					},
 					"metadata": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+							Description: "metadata carries the Job's name, namespace, labels, annotations and the fields the system maintains. See https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
 							Default:     map[string]interface{}{},
 							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
 						},
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specification of the desired behavior of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+							Description: "spec is what the Job should do: the Pods to run, how many must succeed, and how failures are retried. See https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1beta1.JobSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Current status of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+							Description: "status is what the Job controller last observed about the Job. See https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1beta1.JobStatus{}.OpenAPIModelName()),
 						},
@@ -1080,12 +1080,12 @@ func schema_pkg_apis_batch_v1beta1_JobCondition(ref common.ReferenceCallback) co
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "JobCondition describes current state of a job.",
+				Description: "JobCondition is one observation of a Job's state.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Type of job condition, Complete or Failed.",
+							Description: "type of the condition: Suspended, Complete, Failed, FailureTarget or SuccessCriteriaMet.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -1093,7 +1093,7 @@ func schema_pkg_apis_batch_v1beta1_JobCondition(ref common.ReferenceCallback) co
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Status of the condition, one of True, False, Unknown.",
+							Description: "status of the condition: True, False or Unknown.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -1101,26 +1101,26 @@ func schema_pkg_apis_batch_v1beta1_JobCondition(ref common.ReferenceCallback) co
 					},
 					"lastProbeTime": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Last time the condition was checked.",
+							Description: "lastProbeTime is when the condition was last checked.",
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"lastTransitionTime": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Last time the condition transit from one status to another.",
+							Description: "lastTransitionTime is when the condition last changed status.",
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Description: "(brief) reason for the condition's last transition.",
+							Description: "reason is a short, machine-readable cause of the last transition.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"message": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Human readable message indicating details about last transition.",
+							Description: "message explains the last transition for humans.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -1138,7 +1138,7 @@ func schema_pkg_apis_batch_v1beta1_JobList(ref common.ReferenceCallback) common.
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "JobList is a collection of jobs.",
+				Description: "JobList is a list of Jobs.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -1157,14 +1157,14 @@ func schema_pkg_apis_batch_v1beta1_JobList(ref common.ReferenceCallback) common.
 					},
 					"metadata": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+							Description: "metadata carries the list's resourceVersion and continuation token. See https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
 							Default:     map[string]interface{}{},
 							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
 						},
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Description: "items is the list of Jobs.",
+							Description: "items are the Jobs in the list.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1188,93 +1188,93 @@ func schema_pkg_apis_batch_v1beta1_JobSpec(ref common.ReferenceCallback) common.
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "JobSpec describes how the job execution will look like.",
+				Description: "JobSpec is the desired behavior of a Job.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"parallelism": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the maximum desired number of pods the job should run at any given time. The actual number of pods running in steady state will be less than this number when ((.spec.completions - .status.successful) < .spec.parallelism), i.e. when the work left to do is less than max parallelism.",
+							Description: "parallelism is the most Pods the Job runs at once. Fewer run when less work is left, that is when (.spec.completions - .status.successful) < .spec.parallelism. Must not be negative. Defaults to 1.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"completions": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the desired number of successfully finished pods the job should be run with.  Setting to null means that the success of any pod signals the success of all pods, and allows parallelism to have any positive value.  Setting to 1 means that parallelism is limited to 1 and the success of that pod signals the success of the job.",
+							Description: "completions is how many Pods must succeed for the Job to succeed. Null means that any one Pod succeeding ends the Job successfully, and lets parallelism be any positive number; 1 caps parallelism at 1 and ends the Job with the one Pod's success. Must not be negative. Defaults to 1 when parallelism is unset too. Immutable, except that an Indexed Job may change it together with parallelism, to the same value.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"activeDeadlineSeconds": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the duration in seconds relative to the startTime that the job may be continuously active before the system tries to terminate it; value must be positive integer. If a Job is suspended (at creation or through an update), this timer will effectively be stopped and reset when the Job is resumed again.",
+							Description: "activeDeadlineSeconds is how long, in seconds counted from startTime, the Job may stay active before the system terminates it. Must not be negative. Suspending the Job stops this clock; resuming it starts the clock again from zero.",
 							Type:        []string{"integer"},
 							Format:      "int64",
 						},
 					},
 					"podFailurePolicy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the policy of handling failed pods. In particular, it allows to specify the set of actions and conditions which need to be satisfied to take the associated action. If empty, the default behaviour applies - the counter of failed pods, represented by the jobs's .status.failed field, is incremented and it is checked against the backoffLimit. This field cannot be used in combination with restartPolicy=OnFailure.",
+							Description: "podFailurePolicy decides how failed Pods are handled, with rules that each pair a requirement with an action. Without it, every failed Pod increments .status.failed, which is checked against backoffLimit. It needs the Pod template's restartPolicy to be Never: OnFailure is not allowed with it. Immutable.",
 							Ref:         ref(v1beta1.PodFailurePolicy{}.OpenAPIModelName()),
 						},
 					},
 					"successPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "successPolicy specifies the policy when the Job can be declared as succeeded. If empty, the default behavior applies - the Job is declared as succeeded only when the number of succeeded pods equals to the completions. When the field is specified, it must be immutable and works only for the Indexed Jobs. Once the Job meets the SuccessPolicy, the lingering pods are terminated.",
+							Description: "successPolicy lets the Job be declared succeeded before all of its Pods have; once it is met, the Pods still running are terminated. Without it, the Job succeeds only when the number of succeeded Pods reaches completions. Only for Indexed Jobs. Immutable.",
 							Ref:         ref(v1beta1.SuccessPolicy{}.OpenAPIModelName()),
 						},
 					},
 					"backoffLimit": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the number of retries before marking this job failed. Defaults to 6, unless backoffLimitPerIndex (only Indexed Job) is specified. When backoffLimitPerIndex is specified, backoffLimit defaults to 2147483647.",
+							Description: "backoffLimit is how many retries the Job gets before it is marked failed. Must not be negative. Defaults to 6, or to 2147483647 when backoffLimitPerIndex is set (Indexed Jobs only).",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"backoffLimitPerIndex": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the limit for the number of retries within an index before marking this index as failed. When enabled the number of failures per index is kept in the pod's batch.jobs.dev/job-index-failure-count annotation. It can only be set when Job's completionMode=Indexed, and the Pod's restart policy is Never. The field is immutable.",
+							Description: "backoffLimitPerIndex is how many retries each index gets before that index is marked failed. Each Pod carries the failure count of its index in the annotation batch.jobs.dev/job-index-failure-count. Only for Jobs with completionMode Indexed whose Pods have restartPolicy Never. Must not be negative. Immutable.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"maxFailedIndexes": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the maximal number of failed indexes before marking the Job as failed, when backoffLimitPerIndex is set. Once the number of failed indexes exceeds this number the entire Job is marked as Failed and its execution is terminated. When left as null the job continues execution of all of its indexes and is marked with the `Complete` Job condition. It can only be specified when backoffLimitPerIndex is set. It can be null or up to completions. It is required and must be less than or equal to 10^4 when is completions greater than 10^5.",
+							Description: "maxFailedIndexes is how many indexes may fail, with backoffLimitPerIndex set, before the whole Job is marked Failed and stopped. Null lets every index run to the end (the Job then fails if any index failed). Only allowed with backoffLimitPerIndex. Null or between 0 and completions (and at most 10^5); when completions exceeds 10^5 it is required and at most 10^4.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"selector": {
 						SchemaProps: spec.SchemaProps{
-							Description: "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+							Description: "selector is the label query that picks out the Pods the Job counts. The system usually sets it (see manualSelector). It must match the Pod template's labels. Immutable. See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
 							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
 						},
 					},
 					"manualSelector": {
 						SchemaProps: spec.SchemaProps{
-							Description: "manualSelector controls generation of pod labels and pod selectors. Leave `manualSelector` unset unless you are certain what you are doing. When false or unset, the system pick labels unique to this job and appends those labels to the pod template.  When true, the user is responsible for picking unique labels and specifying the selector.  Failure to pick a unique label may cause this and other jobs to not function correctly.  However, You may see `manualSelector=true` in jobs that were created with the old `extensions/v1beta1` API. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector",
+							Description: "manualSelector says who picks the Pod labels and the selector. False or unset: the system generates labels unique to this Job, adds them to the Pod template and builds the selector from them. True: you supply both, and labels that are not unique can make this Job and others misbehave. Leave it unset unless you are sure you need it. Jobs created through the old extensions/v1beta1 API may have manualSelector=true. See https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},
 					},
 					"template": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are \"Never\" or \"OnFailure\". More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
+							Description: "template is the Pod the Job creates for each attempt. Its spec.restartPolicy must be Never or OnFailure. See https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
 							Default:     map[string]interface{}{},
 							Ref:         ref(corev1.PodTemplateSpec{}.OpenAPIModelName()),
 						},
 					},
 					"ttlSecondsAfterFinished": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either Complete or Failed). If this field is set, ttlSecondsAfterFinished after the Job finishes, it is eligible to be automatically deleted. When the Job is being deleted, its lifecycle guarantees (e.g. finalizers) will be honored. If this field is unset, the Job won't be automatically deleted. If this field is set to zero, the Job becomes eligible to be deleted immediately after it finishes.",
+							Description: "ttlSecondsAfterFinished lets a finished Job (Complete or Failed) be deleted automatically this many seconds after it finished; 0 makes it eligible at once. The deletion honors the Job's lifecycle guarantees, such as finalizers. Unset, the Job is never deleted automatically. Must not be negative.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"completionMode": {
 						SchemaProps: spec.SchemaProps{
-							Description: "completionMode specifies how Pod completions are tracked. It can be `NonIndexed` (default) or `Indexed`.\n\n`NonIndexed` means that the Job is considered complete when there have been .spec.completions successfully completed Pods. Each Pod completion is homologous to each other.\n\n`Indexed` means that the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1), available in the annotation batch.jobs.dev/job-completion-index. The Job is considered complete when there is one successfully completed Pod for each index. When value is `Indexed`, .spec.completions must be specified and `.spec.parallelism` must be less than or equal to 10^5. In addition, The Pod name takes the form `$(job-name)-$(index)-$(random-string)`, the Pod hostname takes the form `$(job-name)-$(index)`.\n\nMore completion modes can be added in the future. If the Job controller observes a mode that it doesn't recognize, which is possible during upgrades due to version skew, the controller skips updates for the Job.\n\nPossible enum values:\n - `\"Indexed\"` is a Job completion mode. In this mode, the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1). The Job is considered complete when a Pod completes for each completion index.\n - `\"NonIndexed\"` is a Job completion mode. In this mode, the Job is considered complete when there have been .spec.completions successfully completed Pods. Pod completions are homologous to each other.",
+							Description: "completionMode is how the Job counts completed Pods: `NonIndexed` (the default) or `Indexed`. Immutable.\n\n`NonIndexed`: the Pods are interchangeable, and the Job is complete once .spec.completions of them have succeeded.\n\n`Indexed`: each Pod gets a completion index from 0 to .spec.completions-1, in the annotation batch.jobs.dev/job-completion-index, and the Job is complete once each index has one Pod that succeeded. .spec.completions is then required, and `.spec.parallelism` may be at most 10^5. The Pods are named `$(job-name)-$(index)-$(random-string)` and their hostname is `$(job-name)-$(index)`.\n\nOther modes may be added later. A Job controller that does not know the mode, as can happen with version skew during an upgrade, leaves the Job untouched.\n\nPossible enum values:\n - `\"Indexed\"` gives each Pod a completion index from 0 to .spec.completions-1: the Job is complete once every index has a Pod that succeeded.\n - `\"NonIndexed\"` treats the Job's Pods as interchangeable: the Job is complete once .spec.completions of them have succeeded.",
 							Type:        []string{"string"},
 							Format:      "",
 							Enum:        []interface{}{"Indexed", "NonIndexed"},
@@ -1282,14 +1282,14 @@ func schema_pkg_apis_batch_v1beta1_JobSpec(ref common.ReferenceCallback) common.
 					},
 					"suspend": {
 						SchemaProps: spec.SchemaProps{
-							Description: "suspend specifies whether the Job controller should create Pods or not. If a Job is created with suspend set to true, no Pods are created by the Job controller. If a Job is suspended after creation (i.e. the flag goes from false to true), the Job controller will delete all active Pods associated with this Job. Users must design their workload to gracefully handle this. Suspending a Job will reset the StartTime field of the Job, effectively resetting the ActiveDeadlineSeconds timer too. Defaults to false.",
+							Description: "suspend, while true, keeps the Job controller from creating Pods. A Job created suspended gets no Pods; suspending a Job that is running (the flag going from false to true) deletes all its active Pods, which the workload must be able to survive. Suspending also clears startTime, and so restarts the activeDeadlineSeconds clock. Defaults to false.",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},
 					},
 					"podReplacementPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "podReplacementPolicy specifies when to create replacement Pods. Possible values are: - TerminatingOrFailed means that we recreate pods\n  when they are terminating (has a metadata.deletionTimestamp) or failed.\n- Failed means to wait until a previously created Pod is fully terminated (has phase\n  Failed or Succeeded) before creating a replacement Pod.\n\nWhen using podFailurePolicy, Failed is the the only allowed value. TerminatingOrFailed and Failed are allowed values when podFailurePolicy is not in use.\n\nPossible enum values:\n - `\"Failed\"` means to wait until a previously created Pod is fully terminated (has phase Failed or Succeeded) before creating a replacement Pod.\n - `\"TerminatingOrFailed\"` means that we recreate pods when they are terminating (has a metadata.deletionTimestamp) or failed.",
+							Description: "podReplacementPolicy is when a Pod that is going away may be replaced. One of:\n\n  - TerminatingOrFailed: as soon as the Pod is terminating (it has a\n    metadata.deletionTimestamp) or has failed.\n  - Failed: only once the Pod has fully terminated, in phase Failed or\n    Succeeded.\n\nWith podFailurePolicy set, Failed is the only allowed value, and the default; otherwise the default is TerminatingOrFailed.\n\nPossible enum values:\n - `\"Failed\"` replaces a Pod only after it has fully terminated, in phase Failed or Succeeded.\n - `\"TerminatingOrFailed\"` replaces a Pod as soon as it is terminating (it has a metadata.deletionTimestamp) or has failed.",
 							Type:        []string{"string"},
 							Format:      "",
 							Enum:        []interface{}{"Failed", "TerminatingOrFailed"},
@@ -1297,7 +1297,7 @@ func schema_pkg_apis_batch_v1beta1_JobSpec(ref common.ReferenceCallback) common.
 					},
 					"managedBy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ManagedBy field indicates the controller that manages a Job. The k8s Job controller reconciles jobs which don't have this field at all or the field value is the reserved string `kubernetes.io/job-controller`, but skips reconciling Jobs with a custom value for this field. The value must be a valid domain-prefixed path (e.g. acme.io/foo) - all characters before the first \"/\" must be a valid subdomain as defined by RFC 1123. All characters trailing the first \"/\" must be valid HTTP Path characters as defined by RFC 3986. The value cannot exceed 63 characters. This field is immutable.",
+							Description: "managedBy names the controller that reconciles the Job. The built-in Job controller takes Jobs without it, or with the reserved value `kubernetes.io/job-controller`, and leaves any other value to the controller it names. It is a domain-prefixed path such as acme.io/foo: before the first \"/\" a DNS subdomain (RFC 1123), after it HTTP path characters (RFC 3986); at most 63 characters. Immutable.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -1315,7 +1315,7 @@ func schema_pkg_apis_batch_v1beta1_JobStatus(ref common.ReferenceCallback) commo
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "JobStatus represents the current state of a Job.",
+				Description: "JobStatus is the observed state of a Job.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"conditions": {
@@ -1327,7 +1327,7 @@ func schema_pkg_apis_batch_v1beta1_JobStatus(ref common.ReferenceCallback) commo
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "The latest available observations of an object's current state. When a Job fails, one of the conditions will have type \"Failed\" and status true. When a Job is suspended, one of the conditions will have type \"Suspended\" and status true; when the Job is resumed, the status of this condition will become false. When a Job is completed, one of the conditions will have type \"Complete\" and status true.\n\nA job is considered finished when it is in a terminal condition, either \"Complete\" or \"Failed\". A Job cannot have both the \"Complete\" and \"Failed\" conditions. Additionally, it cannot be in the \"Complete\" and \"FailureTarget\" conditions. The \"Complete\", \"Failed\" and \"FailureTarget\" conditions cannot be disabled.\n\nMore info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
+							Description: "conditions are the latest observations of the Job's state. The Job controller sets Failed=True when the Job fails, Complete=True when it completes, and Suspended=True while it is suspended (turned to False when it is resumed).\n\nComplete and Failed are terminal: a Job with either one True has finished. A Job never has both, nor Complete together with FailureTarget. Once True, Complete, Failed and FailureTarget cannot be turned off.\n\nSee https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1340,67 +1340,67 @@ func schema_pkg_apis_batch_v1beta1_JobStatus(ref common.ReferenceCallback) commo
 					},
 					"startTime": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Represents time when the job controller started processing a job. When a Job is created in the suspended state, this field is not set until the first time it is resumed. This field is reset every time a Job is resumed from suspension. It is represented in RFC3339 form and is in UTC.\n\nOnce set, the field can only be removed when the job is suspended. The field cannot be modified while the job is unsuspended or finished.",
+							Description: "startTime is when the Job controller began working on the Job, in RFC 3339 form and UTC. A Job created suspended has none until it is first resumed, and every resume sets it anew. Once set, it may be removed only while the Job is suspended, and never changed while the Job runs or after it has finished.",
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"completionTime": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.",
+							Description: "completionTime is when the Job finished successfully, in RFC 3339 form and UTC; it is set then and in no other case. It cannot be changed or removed, and is never earlier than startTime. Separate operations are not guaranteed to observe it in happens-before order.",
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"active": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The number of pending and running pods which are not terminating (without a deletionTimestamp). The value is zero for finished jobs.",
+							Description: "active is the number of Pending and Running Pods that are not terminating (have no deletionTimestamp). Zero once the Job has finished.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"succeeded": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.",
+							Description: "succeeded is the number of Pods that reached phase Succeeded. It only grows for a given spec, except that scaling an elastic Indexed Job down may lower it.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"failed": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The number of pods which reached phase Failed. The value increases monotonically.",
+							Description: "failed is the number of Pods that reached phase Failed. It only grows.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"terminating": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The number of pods which are terminating (in phase Pending or Running and have a deletionTimestamp).\n\nThis field is beta-level. The job controller populates the field when the feature gate JobPodReplacementPolicy is enabled (enabled by default).",
+							Description: "terminating is the number of Pods being terminated: in phase Pending or Running, with a deletionTimestamp.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"completedIndexes": {
 						SchemaProps: spec.SchemaProps{
-							Description: "completedIndexes holds the completed indexes when .spec.completionMode = \"Indexed\" in a text format. The indexes are represented as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\".",
+							Description: "completedIndexes lists the completed indexes of an Indexed Job (.spec.completionMode \"Indexed\") as comma-separated decimal integers in increasing order, where a run of three or more consecutive indexes is written as its first and last index joined by a hyphen: indexes 1, 3, 4, 5 and 7 read \"1,3-5,7\".",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"failedIndexes": {
 						SchemaProps: spec.SchemaProps{
-							Description: "FailedIndexes holds the failed indexes when spec.backoffLimitPerIndex is set. The indexes are represented in the text format analogous as for the `completedIndexes` field, ie. they are kept as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the failed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\". The set of failed indexes cannot overlap with the set of completed indexes.",
+							Description: "failedIndexes lists the failed indexes when spec.backoffLimitPerIndex is set, in the format of `completedIndexes`: for example \"1,3-5,7\". An index is never both completed and failed.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"uncountedTerminatedPods": {
 						SchemaProps: spec.SchemaProps{
-							Description: "uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller hasn't yet accounted for in the status counters.\n\nThe job controller creates pods with a finalizer. When a pod terminates (succeeded or failed), the controller does three steps to account for it in the job status:\n\n1. Add the pod UID to the arrays in this field. 2. Remove the pod finalizer. 3. Remove the pod UID from the arrays while increasing the corresponding\n    counter.\n\nOld jobs might not be tracked using this field, in which case the field remains empty. The structure is empty for finished jobs.",
+							Description: "uncountedTerminatedPods lists the UIDs of terminated Pods that the Job controller has not yet added to the status counters.\n\nThe controller creates each Pod with a finalizer, and accounts for a Pod that succeeded or failed in three steps:\n\n 1. it adds the Pod's UID to the matching list in this field;\n 2. it removes the finalizer from the Pod;\n 3. it removes the UID from the list and increments the matching\n    counter.\n\nEmpty for old Jobs that are not tracked this way, and for finished Jobs.",
 							Ref:         ref(v1beta1.UncountedTerminatedPods{}.OpenAPIModelName()),
 						},
 					},
 					"ready": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The number of active pods which have a Ready condition and are not terminating (without a deletionTimestamp).",
+							Description: "ready is the number of active Pods that have the Ready condition and are not terminating (have no deletionTimestamp).",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
@@ -1417,7 +1417,7 @@ func schema_pkg_apis_batch_v1beta1_PodFailurePolicy(ref common.ReferenceCallback
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "PodFailurePolicy describes how failed pods influence the backoffLimit.",
+				Description: "PodFailurePolicy decides, Pod failure by Pod failure, whether the failure counts towards the Job's backoffLimit, is ignored, or fails the Job or the Pod's index outright.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"rules": {
@@ -1427,7 +1427,7 @@ func schema_pkg_apis_batch_v1beta1_PodFailurePolicy(ref common.ReferenceCallback
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "A list of pod failure policy rules. The rules are evaluated in order. Once a rule matches a Pod failure, the remaining of the rules are ignored. When no rule matches the Pod failure, the default handling applies - the counter of pod failures is incremented and it is checked against the backoffLimit. At most 20 elements are allowed.",
+							Description: "rules are tried in order against each Pod failure, and the first rule that matches decides; the later ones are not looked at. A failure that no rule matches is counted the default way: .status.failed goes up and is checked against backoffLimit. At most 20 rules.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1451,19 +1451,19 @@ func schema_pkg_apis_batch_v1beta1_PodFailurePolicyOnExitCodesRequirement(ref co
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "PodFailurePolicyOnExitCodesRequirement describes the requirement for handling a failed pod based on its container exit codes. In particular, it lookups the .state.terminated.exitCode for each app container and init container status, represented by the .status.containerStatuses and .status.initContainerStatuses fields in the Pod status, respectively. Containers completed with success (exit code 0) are excluded from the requirement check.",
+				Description: "PodFailurePolicyOnExitCodesRequirement matches a failed Pod by the exit codes of its containers: the .state.terminated.exitCode of each entry of the Pod's .status.containerStatuses (app containers) and .status.initContainerStatuses (init containers). Containers that exited with code 0 never take part.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"containerName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Restricts the check for exit codes to the container with the specified name. When null, the rule applies to all containers. When specified, it should match one the container or initContainer names in the pod template.",
+							Description: "containerName narrows the check to the one container or init container of this name, which must be a name from the Pod template. Null checks every container.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"operator": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Represents the relationship between the container exit code(s) and the specified values. Containers completed with success (exit code 0) are excluded from the requirement check. Possible values are:\n\n- In: the requirement is satisfied if at least one container exit code\n  (might be multiple if there are multiple containers not restricted\n  by the 'containerName' field) is in the set of specified values.\n- NotIn: the requirement is satisfied if at least one container exit code\n  (might be multiple if there are multiple containers not restricted\n  by the 'containerName' field) is not in the set of specified values.\nAdditional values are considered to be added in the future. Clients should react to an unknown operator by assuming the requirement is not satisfied.\n\nPossible enum values:\n - `\"In\"` matches when the exit code is one of the values.\n - `\"NotIn\"` matches when the exit code is none of the values.",
+							Description: "operator says how the exit codes must relate to values. Containers that exited with code 0 are left out. The requirement is met when, among the checked containers (all of them unless containerName is set):\n\n  - In: at least one exit code is in values;\n  - NotIn: at least one exit code is not in values.\n\nOther operators may be added later: a client that does not know the operator should take the requirement as not met.\n\nPossible enum values:\n - `\"In\"` matches an exit code that is among the values.\n - `\"NotIn\"` matches an exit code that is not among the values.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -1477,7 +1477,7 @@ func schema_pkg_apis_batch_v1beta1_PodFailurePolicyOnExitCodesRequirement(ref co
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the set of values. Each returned container exit code (might be multiple in case of multiple containers) is checked against this set of values with respect to the operator. The list of values must be ordered and must not contain duplicates. Value '0' cannot be used for the In operator. At least one element is required. At most 255 elements are allowed.",
+							Description: "values are the exit codes the operator compares with: 1 to 255 of them, in increasing order, without duplicates. With the In operator, 0 is not allowed.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1500,12 +1500,12 @@ func schema_pkg_apis_batch_v1beta1_PodFailurePolicyOnPodConditionsPattern(ref co
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "PodFailurePolicyOnPodConditionsPattern describes a pattern for matching an actual pod condition type.",
+				Description: "PodFailurePolicyOnPodConditionsPattern matches a condition of a failed Pod by its type and status.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the required Pod condition type. To match a pod condition it is required that specified type equals the pod condition type.",
+							Description: "type is the Pod condition type to match; a condition matches when its type is equal to it.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -1513,7 +1513,7 @@ func schema_pkg_apis_batch_v1beta1_PodFailurePolicyOnPodConditionsPattern(ref co
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the required Pod condition status. To match a pod condition it is required that the specified status equals the pod condition status. Defaults to True.",
+							Description: "status is the condition status to match (True, False or Unknown); a condition matches when its status is equal to it. Defaults to True.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -1530,12 +1530,12 @@ func schema_pkg_apis_batch_v1beta1_PodFailurePolicyRule(ref common.ReferenceCall
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "PodFailurePolicyRule describes how a pod failure is handled when the requirements are met. One of onExitCodes and onPodConditions, but not both, can be used in each rule.",
+				Description: "PodFailurePolicyRule pairs a requirement on a failed Pod with the action taken when the Pod meets it. Each rule sets exactly one of onExitCodes and onPodConditions.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"action": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Specifies the action taken on a pod failure when the requirements are satisfied. Possible values are:\n\n- FailJob: indicates that the pod's job is marked as Failed and all\n  running pods are terminated.\n- FailIndex: indicates that the pod's index is marked as Failed and will\n  not be restarted.\n- Ignore: indicates that the counter towards the .backoffLimit is not\n  incremented and a replacement pod is created.\n- Count: indicates that the pod is handled in the default way - the\n  counter towards the .backoffLimit is incremented.\nAdditional values are considered to be added in the future. Clients should react to an unknown action by skipping the rule.\n\nPossible enum values:\n - `\"Count\"` handles the failure in the default way: the counter towards .backoffLimit is incremented.\n - `\"FailIndex\"` marks the pod's index as failed; it is not restarted.\n - `\"FailJob\"` marks the Job as Failed and terminates all running pods.\n - `\"Ignore\"` does not count the failure towards .backoffLimit and creates a replacement pod.",
+							Description: "action is taken on a failed Pod that meets this rule. One of:\n\n  - FailJob: the Job is marked Failed and all its running Pods are\n    terminated.\n  - FailIndex: the Pod's index is marked failed and is not retried.\n  - Ignore: the failure does not count towards .backoffLimit, and a\n    replacement Pod is created.\n  - Count: the failure is handled as by default, counting towards\n    .backoffLimit.\n\nOther actions may be added later: a client that does not know the action should skip the rule.\n\nPossible enum values:\n - `\"Count\"` counts the failure as if no rule had matched: .status.failed goes up and is checked against .backoffLimit.\n - `\"FailIndex\"` fails the Pod's index, which is then not retried. Only allowed when backoffLimitPerIndex is set.\n - `\"FailJob\"` fails the whole Job and terminates its running Pods.\n - `\"Ignore\"` leaves the failure out of .status.failed, so it does not count towards .backoffLimit, and replaces the Pod.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -1544,7 +1544,7 @@ func schema_pkg_apis_batch_v1beta1_PodFailurePolicyRule(ref common.ReferenceCall
 					},
 					"onExitCodes": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Represents the requirement on the container exit codes.",
+							Description: "onExitCodes matches the failed Pod by its containers' exit codes.",
 							Ref:         ref(v1beta1.PodFailurePolicyOnExitCodesRequirement{}.OpenAPIModelName()),
 						},
 					},
@@ -1555,7 +1555,7 @@ func schema_pkg_apis_batch_v1beta1_PodFailurePolicyRule(ref common.ReferenceCall
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Represents the requirement on the pod conditions. The requirement is represented as a list of pod condition patterns. The requirement is satisfied if at least one pattern matches an actual pod condition. At most 20 elements are allowed.",
+							Description: "onPodConditions matches the failed Pod by its conditions: the rule is met when at least one of these patterns (at most 20) matches a condition of the Pod.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1579,7 +1579,7 @@ func schema_pkg_apis_batch_v1beta1_SuccessPolicy(ref common.ReferenceCallback) c
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.",
+				Description: "SuccessPolicy lets an Indexed Job succeed once chosen indexes have succeeded, without waiting for all of them.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"rules": {
@@ -1589,7 +1589,7 @@ func schema_pkg_apis_batch_v1beta1_SuccessPolicy(ref common.ReferenceCallback) c
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "rules represents the list of alternative rules for the declaring the Jobs as successful before `.status.succeeded >= .spec.completions`. Once any of the rules are met, the \"SuccessCriteriaMet\" condition is added, and the lingering pods are removed. The terminal state for such a Job has the \"Complete\" condition. Additionally, these rules are evaluated in order; Once the Job meets one of the rules, other rules are ignored. At most 20 elements are allowed.",
+							Description: "rules are alternative ways for the Job to succeed before `.status.succeeded >= .spec.completions`. They are checked in order, and the first one the Job meets wins: the Job gets the \"SuccessCriteriaMet\" condition, its remaining Pods are removed, and it ends with the \"Complete\" condition. At most 20 rules.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1613,19 +1613,19 @@ func schema_pkg_apis_batch_v1beta1_SuccessPolicyRule(ref common.ReferenceCallbac
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "SuccessPolicyRule describes rule for declaring a Job as succeeded. Each rule must have at least one of the \"succeededIndexes\" or \"succeededCount\" specified.",
+				Description: "SuccessPolicyRule is one way for a Job to succeed early. It sets succeededIndexes, succeededCount, or both.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"succeededIndexes": {
 						SchemaProps: spec.SchemaProps{
-							Description: "succeededIndexes specifies the set of indexes which need to be contained in the actual set of the succeeded indexes for the Job. The list of indexes must be within 0 to \".spec.completions-1\" and must not contain duplicates. At least one element is required. The indexes are represented as intervals separated by commas. The intervals can be a decimal integer or a pair of decimal integers separated by a hyphen. The number are listed in represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as \"1,3-5,7\". When this field is null, this field doesn't default to any value and is never evaluated at any time.",
+							Description: "succeededIndexes are indexes that must all be among the Job's succeeded indexes. They are written as a comma-separated list of decimal integers and hyphenated ranges in increasing order, without overlaps, all between 0 and .spec.completions-1: for example \"1,3-5,7\" stands for 1, 3, 4, 5 and 7. At most 64KiB. Null has no default and sets no index requirement.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"succeededCount": {
 						SchemaProps: spec.SchemaProps{
-							Description: "succeededCount specifies the minimal required size of the actual set of the succeeded indexes for the Job. When succeededCount is used along with succeededIndexes, the check is constrained only to the set of indexes specified by succeededIndexes. For example, given that succeededIndexes is \"1-4\", succeededCount is \"3\", and completed indexes are \"1\", \"3\", and \"5\", the Job isn't declared as succeeded because only \"1\" and \"3\" indexes are considered in that rules. When this field is null, this doesn't default to any value and is never evaluated at any time. When specified it needs to be a positive integer.",
+							Description: "succeededCount is the least number of succeeded indexes the rule needs. With succeededIndexes also set, only the indexes listed there count: with succeededIndexes \"1-4\" and succeededCount 3, succeeded indexes 1, 3 and 5 do not meet the rule, since only 1 and 3 are in the range. It must not be negative, nor exceed .spec.completions or the number of indexes in succeededIndexes. Null has no default and sets no count requirement.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
@@ -1640,7 +1640,7 @@ func schema_pkg_apis_batch_v1beta1_UncountedTerminatedPods(ref common.ReferenceC
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't been accounted in Job status counters.",
+				Description: "UncountedTerminatedPods holds the UIDs of terminated Pods that the Job's status counters do not include yet.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"succeeded": {
@@ -1650,7 +1650,7 @@ func schema_pkg_apis_batch_v1beta1_UncountedTerminatedPods(ref common.ReferenceC
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "succeeded holds UIDs of succeeded Pods.",
+							Description: "succeeded are the UIDs of Pods that succeeded.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1669,7 +1669,7 @@ func schema_pkg_apis_batch_v1beta1_UncountedTerminatedPods(ref common.ReferenceC
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "failed holds UIDs of failed Pods.",
+							Description: "failed are the UIDs of Pods that failed.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

@@ -27,19 +27,20 @@ import (
 // JobConditionApplyConfiguration represents a declarative configuration of the JobCondition type for use
 // with apply.
 //
-// JobCondition describes current state of a job.
+// JobCondition is one observation of a Job's state.
 type JobConditionApplyConfiguration struct {
-	// Type of job condition, Complete or Failed.
+	// type of the condition: Suspended, Complete, Failed, FailureTarget or
+	// SuccessCriteriaMet.
 	Type *batchv1.JobConditionType `json:"type,omitempty"`
-	// Status of the condition, one of True, False, Unknown.
+	// status of the condition: True, False or Unknown.
 	Status *corev1.ConditionStatus `json:"status,omitempty"`
-	// Last time the condition was checked.
+	// lastProbeTime is when the condition was last checked.
 	LastProbeTime *metav1.Time `json:"lastProbeTime,omitempty"`
-	// Last time the condition transit from one status to another.
+	// lastTransitionTime is when the condition last changed status.
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
-	// (brief) reason for the condition's last transition.
+	// reason is a short, machine-readable cause of the last transition.
 	Reason *string `json:"reason,omitempty"`
-	// Human readable message indicating details about last transition.
+	// message explains the last transition for humans.
 	Message *string `json:"message,omitempty"`
 }
 

@@ -25,90 +25,68 @@ import (
 // JobStatusApplyConfiguration represents a declarative configuration of the JobStatus type for use
 // with apply.
 //
-// JobStatus represents the current state of a Job.
+// JobStatus is the observed state of a Job.
 type JobStatusApplyConfiguration struct {
-	// The latest available observations of an object's current state. When a Job
-	// fails, one of the conditions will have type "Failed" and status true. When
-	// a Job is suspended, one of the conditions will have type "Suspended" and
-	// status true; when the Job is resumed, the status of this condition will
-	// become false. When a Job is completed, one of the conditions will have
-	// type "Complete" and status true.
+	// conditions are the latest observations of the Job's state. The Job
+	// controller sets Failed=True when the Job fails, Complete=True when it
+	// completes, and Suspended=True while it is suspended (turned to False
+	// when it is resumed).
 	//
-	// A job is considered finished when it is in a terminal condition, either
-	// "Complete" or "Failed". A Job cannot have both the "Complete" and "Failed" conditions.
-	// Additionally, it cannot be in the "Complete" and "FailureTarget" conditions.
-	// The "Complete", "Failed" and "FailureTarget" conditions cannot be disabled.
+	// Complete and Failed are terminal: a Job with either one True has
+	// finished. A Job never has both, nor Complete together with
+	// FailureTarget. Once True, Complete, Failed and FailureTarget cannot be
+	// turned off.
 	//
-	// More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
+	// See https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
 	Conditions []JobConditionApplyConfiguration `json:"conditions,omitempty"`
-	// Represents time when the job controller started processing a job. When a
-	// Job is created in the suspended state, this field is not set until the
-	// first time it is resumed. This field is reset every time a Job is resumed
-	// from suspension. It is represented in RFC3339 form and is in UTC.
-	//
-	// Once set, the field can only be removed when the job is suspended.
-	// The field cannot be modified while the job is unsuspended or finished.
+	// startTime is when the Job controller began working on the Job, in RFC
+	// 3339 form and UTC. A Job created suspended has none until it is first
+	// resumed, and every resume sets it anew. Once set, it may be removed only
+	// while the Job is suspended, and never changed while the Job runs or
+	// after it has finished.
 	StartTime *metav1.Time `json:"startTime,omitempty"`
-	// Represents time when the job was completed. It is not guaranteed to
-	// be set in happens-before order across separate operations.
-	// It is represented in RFC3339 form and is in UTC.
-	// The completion time is set when the job finishes successfully, and only then.
-	// The value cannot be updated or removed. The value indicates the same or
-	// later point in time as the startTime field.
+	// completionTime is when the Job finished successfully, in RFC 3339 form
+	// and UTC; it is set then and in no other case. It cannot be changed or
+	// removed, and is never earlier than startTime. Separate operations are
+	// not guaranteed to observe it in happens-before order.
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// The number of pending and running pods which are not terminating (without
-	// a deletionTimestamp).
-	// The value is zero for finished jobs.
+	// active is the number of Pending and Running Pods that are not
+	// terminating (have no deletionTimestamp). Zero once the Job has finished.
 	Active *int32 `json:"active,omitempty"`
-	// The number of pods which reached phase Succeeded.
-	// The value increases monotonically for a given spec. However, it may
-	// decrease in reaction to scale down of elastic indexed jobs.
+	// succeeded is the number of Pods that reached phase Succeeded. It only
+	// grows for a given spec, except that scaling an elastic Indexed Job down
+	// may lower it.
 	Succeeded *int32 `json:"succeeded,omitempty"`
-	// The number of pods which reached phase Failed.
-	// The value increases monotonically.
+	// failed is the number of Pods that reached phase Failed. It only grows.
 	Failed *int32 `json:"failed,omitempty"`
-	// The number of pods which are terminating (in phase Pending or Running
-	// and have a deletionTimestamp).
-	//
-	// This field is beta-level. The job controller populates the field when
-	// the feature gate JobPodReplacementPolicy is enabled (enabled by default).
+	// terminating is the number of Pods being terminated: in phase Pending or
+	// Running, with a deletionTimestamp.
 	Terminating *int32 `json:"terminating,omitempty"`
-	// completedIndexes holds the completed indexes when .spec.completionMode =
-	// "Indexed" in a text format. The indexes are represented as decimal integers
-	// separated by commas. The numbers are listed in increasing order. Three or
-	// more consecutive numbers are compressed and represented by the first and
-	// last element of the series, separated by a hyphen.
-	// For example, if the completed indexes are 1, 3, 4, 5 and 7, they are
-	// represented as "1,3-5,7".
+	// completedIndexes lists the completed indexes of an Indexed Job
+	// (.spec.completionMode "Indexed") as comma-separated decimal integers in
+	// increasing order, where a run of three or more consecutive indexes is
+	// written as its first and last index joined by a hyphen: indexes 1, 3,
+	// 4, 5 and 7 read "1,3-5,7".
 	CompletedIndexes *string `json:"completedIndexes,omitempty"`
-	// FailedIndexes holds the failed indexes when spec.backoffLimitPerIndex is set.
-	// The indexes are represented in the text format analogous as for the
-	// `completedIndexes` field, ie. they are kept as decimal integers
-	// separated by commas. The numbers are listed in increasing order. Three or
-	// more consecutive numbers are compressed and represented by the first and
-	// last element of the series, separated by a hyphen.
-	// For example, if the failed indexes are 1, 3, 4, 5 and 7, they are
-	// represented as "1,3-5,7".
-	// The set of failed indexes cannot overlap with the set of completed indexes.
+	// failedIndexes lists the failed indexes when spec.backoffLimitPerIndex is
+	// set, in the format of `completedIndexes`: for example "1,3-5,7". An index
+	// is never both completed and failed.
 	FailedIndexes *string `json:"failedIndexes,omitempty"`
-	// uncountedTerminatedPods holds the UIDs of Pods that have terminated but
-	// the job controller hasn't yet accounted for in the status counters.
+	// uncountedTerminatedPods lists the UIDs of terminated Pods that the Job
+	// controller has not yet added to the status counters.
 	//
-	// The job controller creates pods with a finalizer. When a pod terminates
-	// (succeeded or failed), the controller does three steps to account for it
-	// in the job status:
+	// The controller creates each Pod with a finalizer, and accounts for a
+	// Pod that succeeded or failed in three steps:
 	//
-	// 1. Add the pod UID to the arrays in this field.
-	// 2. Remove the pod finalizer.
-	// 3. Remove the pod UID from the arrays while increasing the corresponding
+	// 1. it adds the Pod's UID to the matching list in this field;
+	// 2. it removes the finalizer from the Pod;
+	// 3. it removes the UID from the list and increments the matching
 	// counter.
 	//
-	// Old jobs might not be tracked using this field, in which case the field
-	// remains empty.
-	// The structure is empty for finished jobs.
+	// Empty for old Jobs that are not tracked this way, and for finished Jobs.
 	UncountedTerminatedPods *UncountedTerminatedPodsApplyConfiguration `json:"uncountedTerminatedPods,omitempty"`
-	// The number of active pods which have a Ready condition and are not
-	// terminating (without a deletionTimestamp).
+	// ready is the number of active Pods that have the Ready condition and
+	// are not terminating (have no deletionTimestamp).
 	Ready *int32 `json:"ready,omitempty"`
 }
 

@@ -21,13 +21,14 @@ package v1
 // PodFailurePolicyApplyConfiguration represents a declarative configuration of the PodFailurePolicy type for use
 // with apply.
 //
-// PodFailurePolicy describes how failed pods influence the backoffLimit.
+// PodFailurePolicy decides, Pod failure by Pod failure, whether the failure
+// counts towards the Job's backoffLimit, is ignored, or fails the Job or the
+// Pod's index outright.
 type PodFailurePolicyApplyConfiguration struct {
-	// A list of pod failure policy rules. The rules are evaluated in order.
-	// Once a rule matches a Pod failure, the remaining of the rules are ignored.
-	// When no rule matches the Pod failure, the default handling applies - the
-	// counter of pod failures is incremented and it is checked against
-	// the backoffLimit. At most 20 elements are allowed.
+	// rules are tried in order against each Pod failure, and the first rule
+	// that matches decides; the later ones are not looked at. A failure that
+	// no rule matches is counted the default way: .status.failed goes up and
+	// is checked against backoffLimit. At most 20 rules.
 	Rules []PodFailurePolicyRuleApplyConfiguration `json:"rules,omitempty"`
 }
 

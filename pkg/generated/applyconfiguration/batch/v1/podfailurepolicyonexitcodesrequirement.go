@@ -25,36 +25,29 @@ import (
 // PodFailurePolicyOnExitCodesRequirementApplyConfiguration represents a declarative configuration of the PodFailurePolicyOnExitCodesRequirement type for use
 // with apply.
 //
-// PodFailurePolicyOnExitCodesRequirement describes the requirement for handling
-// a failed pod based on its container exit codes. In particular, it lookups the
-// .state.terminated.exitCode for each app container and init container status,
-// represented by the .status.containerStatuses and .status.initContainerStatuses
-// fields in the Pod status, respectively. Containers completed with success
-// (exit code 0) are excluded from the requirement check.
+// PodFailurePolicyOnExitCodesRequirement matches a failed Pod by the exit
+// codes of its containers: the .state.terminated.exitCode of each entry of the
+// Pod's .status.containerStatuses (app containers) and
+// .status.initContainerStatuses (init containers). Containers that exited with
+// code 0 never take part.
 type PodFailurePolicyOnExitCodesRequirementApplyConfiguration struct {
-	// Restricts the check for exit codes to the container with the
-	// specified name. When null, the rule applies to all containers.
-	// When specified, it should match one the container or initContainer
-	// names in the pod template.
+	// containerName narrows the check to the one container or init container
+	// of this name, which must be a name from the Pod template. Null checks
+	// every container.
 	ContainerName *string `json:"containerName,omitempty"`
-	// Represents the relationship between the container exit code(s) and the
-	// specified values. Containers completed with success (exit code 0) are
-	// excluded from the requirement check. Possible values are:
+	// operator says how the exit codes must relate to values. Containers that
+	// exited with code 0 are left out. The requirement is met when, among the
+	// checked containers (all of them unless containerName is set):
 	//
-	// - In: the requirement is satisfied if at least one container exit code
-	// (might be multiple if there are multiple containers not restricted
-	// by the 'containerName' field) is in the set of specified values.
-	// - NotIn: the requirement is satisfied if at least one container exit code
-	// (might be multiple if there are multiple containers not restricted
-	// by the 'containerName' field) is not in the set of specified values.
-	// Additional values are considered to be added in the future. Clients should
-	// react to an unknown operator by assuming the requirement is not satisfied.
+	// - In: at least one exit code is in values;
+	// - NotIn: at least one exit code is not in values.
+	//
+	// Other operators may be added later: a client that does not know the
+	// operator should take the requirement as not met.
 	Operator *batchv1.PodFailurePolicyOnExitCodesOperator `json:"operator,omitempty"`
-	// Specifies the set of values. Each returned container exit code (might be
-	// multiple in case of multiple containers) is checked against this set of
-	// values with respect to the operator. The list of values must be ordered
-	// and must not contain duplicates. Value '0' cannot be used for the In operator.
-	// At least one element is required. At most 255 elements are allowed.
+	// values are the exit codes the operator compares with: 1 to 255 of them,
+	// in increasing order, without duplicates. With the In operator, 0 is not
+	// allowed.
 	Values []int32 `json:"values,omitempty"`
 }
 

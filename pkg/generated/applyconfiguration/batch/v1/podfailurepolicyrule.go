@@ -25,28 +25,28 @@ import (
 // PodFailurePolicyRuleApplyConfiguration represents a declarative configuration of the PodFailurePolicyRule type for use
 // with apply.
 //
-// PodFailurePolicyRule describes how a pod failure is handled when the requirements are met.
-// One of onExitCodes and onPodConditions, but not both, can be used in each rule.
+// PodFailurePolicyRule pairs a requirement on a failed Pod with the action
+// taken when the Pod meets it. Each rule sets exactly one of onExitCodes and
+// onPodConditions.
 type PodFailurePolicyRuleApplyConfiguration struct {
-	// Specifies the action taken on a pod failure when the requirements are satisfied.
-	// Possible values are:
+	// action is taken on a failed Pod that meets this rule. One of:
 	//
-	// - FailJob: indicates that the pod's job is marked as Failed and all
-	// running pods are terminated.
-	// - FailIndex: indicates that the pod's index is marked as Failed and will
-	// not be restarted.
-	// - Ignore: indicates that the counter towards the .backoffLimit is not
-	// incremented and a replacement pod is created.
-	// - Count: indicates that the pod is handled in the default way - the
-	// counter towards the .backoffLimit is incremented.
-	// Additional values are considered to be added in the future. Clients should
-	// react to an unknown action by skipping the rule.
+	// - FailJob: the Job is marked Failed and all its running Pods are
+	// terminated.
+	// - FailIndex: the Pod's index is marked failed and is not retried.
+	// - Ignore: the failure does not count towards .backoffLimit, and a
+	// replacement Pod is created.
+	// - Count: the failure is handled as by default, counting towards
+	// .backoffLimit.
+	//
+	// Other actions may be added later: a client that does not know the
+	// action should skip the rule.
 	Action *batchv1.PodFailurePolicyAction `json:"action,omitempty"`
-	// Represents the requirement on the container exit codes.
+	// onExitCodes matches the failed Pod by its containers' exit codes.
 	OnExitCodes *PodFailurePolicyOnExitCodesRequirementApplyConfiguration `json:"onExitCodes,omitempty"`
-	// Represents the requirement on the pod conditions. The requirement is represented
-	// as a list of pod condition patterns. The requirement is satisfied if at
-	// least one pattern matches an actual pod condition. At most 20 elements are allowed.
+	// onPodConditions matches the failed Pod by its conditions: the rule is
+	// met when at least one of these patterns (at most 20) matches a condition
+	// of the Pod.
 	OnPodConditions []PodFailurePolicyOnPodConditionsPatternApplyConfiguration `json:"onPodConditions,omitempty"`
 }
 

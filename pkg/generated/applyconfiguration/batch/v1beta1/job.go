@@ -27,18 +27,22 @@ import (
 // JobApplyConfiguration represents a declarative configuration of the Job type for use
 // with apply.
 //
-// Job represents the configuration of a single job, served by batch-apiserver
-// with the semantics of Kubernetes batch/v1 Job.
+// Job runs Pods from a template until enough of them succeed, or gives up
+// after too many failures. batch-apiserver serves it in the batch.jobs.dev
+// group with the behavior of the Kubernetes batch/v1 Job. This version is
+// deprecated: use batch.jobs.dev/v1.
 type JobApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration `json:""`
-	// Standard object's metadata.
-	// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
+	// metadata carries the Job's name, namespace, labels, annotations and the
+	// fields the system maintains. See
+	// https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	// Specification of the desired behavior of a job.
-	// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+	// spec is what the Job should do: the Pods to run, how many must succeed,
+	// and how failures are retried. See
+	// https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
 	Spec *JobSpecApplyConfiguration `json:"spec,omitempty"`
-	// Current status of a job.
-	// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+	// status is what the Job controller last observed about the Job. See
+	// https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
 	Status *JobStatusApplyConfiguration `json:"status,omitempty"`
 }
 

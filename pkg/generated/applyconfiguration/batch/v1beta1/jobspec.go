@@ -27,136 +27,116 @@ import (
 // JobSpecApplyConfiguration represents a declarative configuration of the JobSpec type for use
 // with apply.
 //
-// JobSpec describes how the job execution will look like.
+// JobSpec is the desired behavior of a Job.
 type JobSpecApplyConfiguration struct {
-	// Specifies the maximum desired number of pods the job should
-	// run at any given time. The actual number of pods running in steady state will
-	// be less than this number when ((.spec.completions - .status.successful) < .spec.parallelism),
-	// i.e. when the work left to do is less than max parallelism.
+	// parallelism is the most Pods the Job runs at once. Fewer run when less
+	// work is left, that is when
+	// (.spec.completions - .status.successful) < .spec.parallelism. Must not
+	// be negative. Defaults to 1.
 	Parallelism *int32 `json:"parallelism,omitempty"`
-	// Specifies the desired number of successfully finished pods the
-	// job should be run with.  Setting to null means that the success of any
-	// pod signals the success of all pods, and allows parallelism to have any positive
-	// value.  Setting to 1 means that parallelism is limited to 1 and the success of that
-	// pod signals the success of the job.
+	// completions is how many Pods must succeed for the Job to succeed. Null
+	// means that any one Pod succeeding ends the Job successfully, and lets
+	// parallelism be any positive number; 1 caps parallelism at 1 and ends
+	// the Job with the one Pod's success. Must not be negative. Defaults to 1
+	// when parallelism is unset too. Immutable, except that an Indexed Job may
+	// change it together with parallelism, to the same value.
 	Completions *int32 `json:"completions,omitempty"`
-	// Specifies the duration in seconds relative to the startTime that the job
-	// may be continuously active before the system tries to terminate it; value
-	// must be positive integer. If a Job is suspended (at creation or through an
-	// update), this timer will effectively be stopped and reset when the Job is
-	// resumed again.
+	// activeDeadlineSeconds is how long, in seconds counted from startTime,
+	// the Job may stay active before the system terminates it. Must not be
+	// negative. Suspending the Job stops this clock; resuming it starts the
+	// clock again from zero.
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
-	// Specifies the policy of handling failed pods. In particular, it allows to
-	// specify the set of actions and conditions which need to be
-	// satisfied to take the associated action.
-	// If empty, the default behaviour applies - the counter of failed pods,
-	// represented by the jobs's .status.failed field, is incremented and it is
-	// checked against the backoffLimit. This field cannot be used in combination
-	// with restartPolicy=OnFailure.
+	// podFailurePolicy decides how failed Pods are handled, with rules that
+	// each pair a requirement with an action. Without it, every failed Pod
+	// increments .status.failed, which is checked against backoffLimit. It
+	// needs the Pod template's restartPolicy to be Never: OnFailure is not
+	// allowed with it. Immutable.
 	PodFailurePolicy *PodFailurePolicyApplyConfiguration `json:"podFailurePolicy,omitempty"`
-	// successPolicy specifies the policy when the Job can be declared as succeeded.
-	// If empty, the default behavior applies - the Job is declared as succeeded
-	// only when the number of succeeded pods equals to the completions.
-	// When the field is specified, it must be immutable and works only for the Indexed Jobs.
-	// Once the Job meets the SuccessPolicy, the lingering pods are terminated.
+	// successPolicy lets the Job be declared succeeded before all of its Pods
+	// have; once it is met, the Pods still running are terminated. Without
+	// it, the Job succeeds only when the number of succeeded Pods reaches
+	// completions. Only for Indexed Jobs. Immutable.
 	SuccessPolicy *SuccessPolicyApplyConfiguration `json:"successPolicy,omitempty"`
-	// Specifies the number of retries before marking this job failed.
-	// Defaults to 6, unless backoffLimitPerIndex (only Indexed Job) is specified.
-	// When backoffLimitPerIndex is specified, backoffLimit defaults to 2147483647.
+	// backoffLimit is how many retries the Job gets before it is marked
+	// failed. Must not be negative. Defaults to 6, or to 2147483647 when
+	// backoffLimitPerIndex is set (Indexed Jobs only).
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
-	// Specifies the limit for the number of retries within an
-	// index before marking this index as failed. When enabled the number of
-	// failures per index is kept in the pod's
-	// batch.jobs.dev/job-index-failure-count annotation. It can only
-	// be set when Job's completionMode=Indexed, and the Pod's restart
-	// policy is Never. The field is immutable.
+	// backoffLimitPerIndex is how many retries each index gets before that
+	// index is marked failed. Each Pod carries the failure count of its index
+	// in the annotation batch.jobs.dev/job-index-failure-count. Only for Jobs
+	// with completionMode Indexed whose Pods have restartPolicy Never. Must
+	// not be negative. Immutable.
 	BackoffLimitPerIndex *int32 `json:"backoffLimitPerIndex,omitempty"`
-	// Specifies the maximal number of failed indexes before marking the Job as
-	// failed, when backoffLimitPerIndex is set. Once the number of failed
-	// indexes exceeds this number the entire Job is marked as Failed and its
-	// execution is terminated. When left as null the job continues execution of
-	// all of its indexes and is marked with the `Complete` Job condition.
-	// It can only be specified when backoffLimitPerIndex is set.
-	// It can be null or up to completions. It is required and must be
-	// less than or equal to 10^4 when is completions greater than 10^5.
+	// maxFailedIndexes is how many indexes may fail, with backoffLimitPerIndex
+	// set, before the whole Job is marked Failed and stopped. Null lets every
+	// index run to the end (the Job then fails if any index failed). Only
+	// allowed with backoffLimitPerIndex. Null or between 0 and completions
+	// (and at most 10^5); when completions exceeds 10^5 it is required and at
+	// most 10^4.
 	MaxFailedIndexes *int32 `json:"maxFailedIndexes,omitempty"`
-	// A label query over pods that should match the pod count.
-	// Normally, the system sets this field for you.
-	// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
+	// selector is the label query that picks out the Pods the Job counts. The
+	// system usually sets it (see manualSelector). It must match the Pod
+	// template's labels. Immutable. See
+	// https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
 	Selector *v1.LabelSelectorApplyConfiguration `json:"selector,omitempty"`
-	// manualSelector controls generation of pod labels and pod selectors.
-	// Leave `manualSelector` unset unless you are certain what you are doing.
-	// When false or unset, the system pick labels unique to this job
-	// and appends those labels to the pod template.  When true,
-	// the user is responsible for picking unique labels and specifying
-	// the selector.  Failure to pick a unique label may cause this
-	// and other jobs to not function correctly.  However, You may see
-	// `manualSelector=true` in jobs that were created with the old `extensions/v1beta1`
-	// API.
-	// More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector
+	// manualSelector says who picks the Pod labels and the selector. False or
+	// unset: the system generates labels unique to this Job, adds them to the
+	// Pod template and builds the selector from them. True: you supply both,
+	// and labels that are not unique can make this Job and others misbehave.
+	// Leave it unset unless you are sure you need it. Jobs created through the
+	// old extensions/v1beta1 API may have manualSelector=true. See
+	// https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector
 	ManualSelector *bool `json:"manualSelector,omitempty"`
-	// Describes the pod that will be created when executing a job.
-	// The only allowed template.spec.restartPolicy values are "Never" or "OnFailure".
-	// More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
+	// template is the Pod the Job creates for each attempt. Its
+	// spec.restartPolicy must be Never or OnFailure. See
+	// https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
 	Template *corev1.PodTemplateSpecApplyConfiguration `json:"template,omitempty"`
-	// ttlSecondsAfterFinished limits the lifetime of a Job that has finished
-	// execution (either Complete or Failed). If this field is set,
-	// ttlSecondsAfterFinished after the Job finishes, it is eligible to be
-	// automatically deleted. When the Job is being deleted, its lifecycle
-	// guarantees (e.g. finalizers) will be honored. If this field is unset,
-	// the Job won't be automatically deleted. If this field is set to zero,
-	// the Job becomes eligible to be deleted immediately after it finishes.
+	// ttlSecondsAfterFinished lets a finished Job (Complete or Failed) be
+	// deleted automatically this many seconds after it finished; 0 makes it
+	// eligible at once. The deletion honors the Job's lifecycle guarantees,
+	// such as finalizers. Unset, the Job is never deleted automatically. Must
+	// not be negative.
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
-	// completionMode specifies how Pod completions are tracked. It can be
-	// `NonIndexed` (default) or `Indexed`.
+	// completionMode is how the Job counts completed Pods: `NonIndexed` (the
+	// default) or `Indexed`. Immutable.
 	//
-	// `NonIndexed` means that the Job is considered complete when there have
-	// been .spec.completions successfully completed Pods. Each Pod completion is
-	// homologous to each other.
+	// `NonIndexed`: the Pods are interchangeable, and the Job is complete once
+	// .spec.completions of them have succeeded.
 	//
-	// `Indexed` means that the Pods of a
-	// Job get an associated completion index from 0 to (.spec.completions - 1),
-	// available in the annotation batch.jobs.dev/job-completion-index.
-	// The Job is considered complete when there is one successfully completed Pod
-	// for each index.
-	// When value is `Indexed`, .spec.completions must be specified and
-	// `.spec.parallelism` must be less than or equal to 10^5.
-	// In addition, The Pod name takes the form
-	// `$(job-name)-$(index)-$(random-string)`,
-	// the Pod hostname takes the form `$(job-name)-$(index)`.
+	// `Indexed`: each Pod gets a completion index from 0 to
+	// .spec.completions-1, in the annotation batch.jobs.dev/job-completion-index,
+	// and the Job is complete once each index has one Pod that succeeded.
+	// .spec.completions is then required, and `.spec.parallelism` may be at
+	// most 10^5. The Pods are named `$(job-name)-$(index)-$(random-string)`
+	// and their hostname is `$(job-name)-$(index)`.
 	//
-	// More completion modes can be added in the future.
-	// If the Job controller observes a mode that it doesn't recognize, which
-	// is possible during upgrades due to version skew, the controller
-	// skips updates for the Job.
+	// Other modes may be added later. A Job controller that does not know the
+	// mode, as can happen with version skew during an upgrade, leaves the Job
+	// untouched.
 	CompletionMode *batchv1beta1.CompletionMode `json:"completionMode,omitempty"`
-	// suspend specifies whether the Job controller should create Pods or not. If
-	// a Job is created with suspend set to true, no Pods are created by the Job
-	// controller. If a Job is suspended after creation (i.e. the flag goes from
-	// false to true), the Job controller will delete all active Pods associated
-	// with this Job. Users must design their workload to gracefully handle this.
-	// Suspending a Job will reset the StartTime field of the Job, effectively
-	// resetting the ActiveDeadlineSeconds timer too. Defaults to false.
+	// suspend, while true, keeps the Job controller from creating Pods. A Job
+	// created suspended gets no Pods; suspending a Job that is running (the
+	// flag going from false to true) deletes all its active Pods, which the
+	// workload must be able to survive. Suspending also clears startTime, and
+	// so restarts the activeDeadlineSeconds clock. Defaults to false.
 	Suspend *bool `json:"suspend,omitempty"`
-	// podReplacementPolicy specifies when to create replacement Pods.
-	// Possible values are:
-	// - TerminatingOrFailed means that we recreate pods
-	// when they are terminating (has a metadata.deletionTimestamp) or failed.
-	// - Failed means to wait until a previously created Pod is fully terminated (has phase
-	// Failed or Succeeded) before creating a replacement Pod.
+	// podReplacementPolicy is when a Pod that is going away may be replaced.
+	// One of:
 	//
-	// When using podFailurePolicy, Failed is the the only allowed value.
-	// TerminatingOrFailed and Failed are allowed values when podFailurePolicy is not in use.
+	// - TerminatingOrFailed: as soon as the Pod is terminating (it has a
+	// metadata.deletionTimestamp) or has failed.
+	// - Failed: only once the Pod has fully terminated, in phase Failed or
+	// Succeeded.
+	//
+	// With podFailurePolicy set, Failed is the only allowed value, and the
+	// default; otherwise the default is TerminatingOrFailed.
 	PodReplacementPolicy *batchv1beta1.PodReplacementPolicy `json:"podReplacementPolicy,omitempty"`
-	// ManagedBy field indicates the controller that manages a Job. The k8s Job
-	// controller reconciles jobs which don't have this field at all or the field
-	// value is the reserved string `kubernetes.io/job-controller`, but skips
-	// reconciling Jobs with a custom value for this field.
-	// The value must be a valid domain-prefixed path (e.g. acme.io/foo) -
-	// all characters before the first "/" must be a valid subdomain as defined
-	// by RFC 1123. All characters trailing the first "/" must be valid HTTP Path
-	// characters as defined by RFC 3986. The value cannot exceed 63 characters.
-	// This field is immutable.
+	// managedBy names the controller that reconciles the Job. The built-in Job
+	// controller takes Jobs without it, or with the reserved value
+	// `kubernetes.io/job-controller`, and leaves any other value to the
+	// controller it names. It is a domain-prefixed path such as acme.io/foo:
+	// before the first "/" a DNS subdomain (RFC 1123), after it HTTP path
+	// characters (RFC 3986); at most 63 characters. Immutable.
 	ManagedBy *string `json:"managedBy,omitempty"`
 }
 

@@ -25,15 +25,14 @@ import (
 // PodFailurePolicyOnPodConditionsPatternApplyConfiguration represents a declarative configuration of the PodFailurePolicyOnPodConditionsPattern type for use
 // with apply.
 //
-// PodFailurePolicyOnPodConditionsPattern describes a pattern for matching
-// an actual pod condition type.
+// PodFailurePolicyOnPodConditionsPattern matches a condition of a failed Pod
+// by its type and status.
 type PodFailurePolicyOnPodConditionsPatternApplyConfiguration struct {
-	// Specifies the required Pod condition type. To match a pod condition
-	// it is required that specified type equals the pod condition type.
+	// type is the Pod condition type to match; a condition matches when its
+	// type is equal to it.
 	Type *v1.PodConditionType `json:"type,omitempty"`
-	// Specifies the required Pod condition status. To match a pod condition
-	// it is required that the specified status equals the pod condition status.
-	// Defaults to True.
+	// status is the condition status to match (True, False or Unknown); a
+	// condition matches when its status is equal to it. Defaults to True.
 	Status *v1.ConditionStatus `json:"status,omitempty"`
 }
 

@@ -21,14 +21,14 @@ package v1beta1
 // SuccessPolicyApplyConfiguration represents a declarative configuration of the SuccessPolicy type for use
 // with apply.
 //
-// SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.
+// SuccessPolicy lets an Indexed Job succeed once chosen indexes have
+// succeeded, without waiting for all of them.
 type SuccessPolicyApplyConfiguration struct {
-	// rules represents the list of alternative rules for the declaring the Jobs
-	// as successful before `.status.succeeded >= .spec.completions`. Once any of the rules are met,
-	// the "SuccessCriteriaMet" condition is added, and the lingering pods are removed.
-	// The terminal state for such a Job has the "Complete" condition.
-	// Additionally, these rules are evaluated in order; Once the Job meets one of the rules,
-	// other rules are ignored. At most 20 elements are allowed.
+	// rules are alternative ways for the Job to succeed before
+	// `.status.succeeded >= .spec.completions`. They are checked in order, and
+	// the first one the Job meets wins: the Job gets the "SuccessCriteriaMet"
+	// condition, its remaining Pods are removed, and it ends with the
+	// "Complete" condition. At most 20 rules.
 	Rules []SuccessPolicyRuleApplyConfiguration `json:"rules,omitempty"`
 }
 

@@ -25,12 +25,12 @@ import (
 // UncountedTerminatedPodsApplyConfiguration represents a declarative configuration of the UncountedTerminatedPods type for use
 // with apply.
 //
-// UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't
-// been accounted in Job status counters.
+// UncountedTerminatedPods holds the UIDs of terminated Pods that the Job's
+// status counters do not include yet.
 type UncountedTerminatedPodsApplyConfiguration struct {
-	// succeeded holds UIDs of succeeded Pods.
+	// succeeded are the UIDs of Pods that succeeded.
 	Succeeded []types.UID `json:"succeeded,omitempty"`
-	// failed holds UIDs of failed Pods.
+	// failed are the UIDs of Pods that failed.
 	Failed []types.UID `json:"failed,omitempty"`
 }
 

@@ -177,3 +177,6 @@ func runRows(t *testing.T, rows map[string]syncRow) {
 }
 
 func intp(n int) *int { return &n }
+
+// cmpDiff is cmp.Diff with empty and nil slices equal.
+func cmpDiff(want, got any) string { return cmp.Diff(want, got, syncCmp...) }

@@ -1,0 +1,146 @@
+package decide
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+)
+
+func TestCreations(t *testing.T) {
+	indexEnv := corev1.EnvVar{Name: "JOB_COMPLETION_INDEX", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['batch.jobs.dev/job-completion-index']"}}}
+	own := corev1.EnvVar{Name: "JOB_COMPLETION_INDEX", Value: "mine"}
+	template := func(labels, annotations map[string]string, finalizers []string, hostname string, initEnv, env []corev1.EnvVar, withInit bool) *corev1.PodTemplateSpec {
+		t := &corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations, Finalizers: finalizers},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Hostname: hostname,
+				Containers: []corev1.Container{{Name: "main", Image: "busybox", Env: env}}},
+		}
+		if withInit {
+			t.Spec.InitContainers = []corev1.Container{{Name: "init", Env: initEnv}}
+		}
+		return t
+	}
+	base := func(extra map[string]string) map[string]string {
+		m := map[string]string{batch.ControllerUIDLabel: "j-uid", batch.JobNameLabel: "j"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	tracking := []string{batch.JobTrackingFinalizer}
+	withInit := func(b *jobFx) *jobFx {
+		b.j.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "init"}}
+		return b
+	}
+	cases := map[string]struct {
+		job     *batchv1.Job
+		n       int
+		indexes []int
+		held    map[int]*corev1.Pod
+		want    []PodCreation
+	}{
+		"NonIndexed: n Pods of the template with the finalizer": {
+			job: job("j").obj(), n: 2,
+			want: []PodCreation{
+				{Index: -1, GenerateName: "j-", Template: template(base(nil), nil, tracking, "", nil, nil, false)},
+				{Index: -1, GenerateName: "j-", Template: template(base(nil), nil, tracking, "", nil, nil, false)},
+			},
+		},
+		"a finalizer already in the template is not added twice": {
+			job: func() *batchv1.Job {
+				j := job("j").obj()
+				j.Spec.Template.Finalizers = []string{"x", batch.JobTrackingFinalizer}
+				return j
+			}(), n: 1,
+			want: []PodCreation{{Index: -1, GenerateName: "j-", Template: template(base(nil), nil, []string{"x", batch.JobTrackingFinalizer}, "", nil, nil, false)}},
+		},
+		"Indexed: index annotation and label, hostname, name prefix and the variable": {
+			job: withInit(job("j").indexed(3)).obj(), indexes: []int{0, 2},
+			want: []PodCreation{
+				{Index: 0, GenerateName: "j-0-", Template: template(base(map[string]string{batch.JobCompletionIndexAnnotation: "0"}),
+					map[string]string{batch.JobCompletionIndexAnnotation: "0"}, tracking, "j-0", []corev1.EnvVar{indexEnv}, []corev1.EnvVar{indexEnv}, true)},
+				{Index: 2, GenerateName: "j-2-", Template: template(base(map[string]string{batch.JobCompletionIndexAnnotation: "2"}),
+					map[string]string{batch.JobCompletionIndexAnnotation: "2"}, tracking, "j-2", []corev1.EnvVar{indexEnv}, []corev1.EnvVar{indexEnv}, true)},
+			},
+		},
+		"Indexed: a variable of the container's own is kept": {
+			job: func() *batchv1.Job {
+				j := job("j").indexed(1).obj()
+				j.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{own}
+				return j
+			}(), indexes: []int{0},
+			want: []PodCreation{{Index: 0, GenerateName: "j-0-", Template: template(base(map[string]string{batch.JobCompletionIndexAnnotation: "0"}),
+				map[string]string{batch.JobCompletionIndexAnnotation: "0"}, tracking, "j-0", nil, []corev1.EnvVar{own}, false)}},
+		},
+		"Indexed: a stale index in the template is replaced": {
+			job: func() *batchv1.Job {
+				j := job("j").indexed(2).obj()
+				j.Spec.Template.Annotations = map[string]string{batch.JobCompletionIndexAnnotation: "7", "keep": "me"}
+				return j
+			}(), indexes: []int{1},
+			want: []PodCreation{{Index: 1, GenerateName: "j-1-", Template: template(base(map[string]string{batch.JobCompletionIndexAnnotation: "1"}),
+				map[string]string{batch.JobCompletionIndexAnnotation: "1", "keep": "me"}, tracking, "j-1", nil, []corev1.EnvVar{indexEnv}, false)}},
+		},
+		"backoffLimitPerIndex: the first Pod of an index counts no failure": {
+			job: job("j").indexed(1).backoffLimitPerIndex(1).obj(), indexes: []int{0},
+			want: []PodCreation{{Index: 0, GenerateName: "j-0-", Template: template(base(map[string]string{batch.JobCompletionIndexAnnotation: "0"}),
+				map[string]string{batch.JobCompletionIndexAnnotation: "0", batch.JobIndexFailureCountAnnotation: "0"}, tracking, "j-0", nil, []corev1.EnvVar{indexEnv}, false)}},
+		},
+		"backoffLimitPerIndex: a replacement inherits the counts": {
+			job: job("j").indexed(1).backoffLimitPerIndex(5).obj(), indexes: []int{0},
+			held: map[int]*corev1.Pod{0: pod("a").index(0).failures(2).ignoredFailures(1).failed().obj()},
+			want: []PodCreation{{Index: 0, GenerateName: "j-0-", Template: template(base(map[string]string{batch.JobCompletionIndexAnnotation: "0"}),
+				map[string]string{batch.JobCompletionIndexAnnotation: "0", batch.JobIndexFailureCountAnnotation: "3", batch.JobIndexIgnoredFailureCountAnnotation: "1"},
+				tracking, "j-0", nil, []corev1.EnvVar{indexEnv}, false)}},
+		},
+		"Indexed without indexes: nothing": {job: job("j").indexed(2).obj(), n: 2},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			before := tc.job.DeepCopy()
+			got := creations(tc.job, tc.n, tc.indexes, tc.held)
+			if diff := cmp.Diff(tc.want, got, syncCmp...); diff != "" {
+				t.Errorf("creations (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tc.job); diff != "" {
+				t.Errorf("the Job changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNamePrefixes(t *testing.T) {
+	long := strings.Repeat("a", 63)
+	cases := map[string]struct {
+		job   string
+		index int
+		want  string
+	}{
+		"NonIndexed: the name and a dash":                 {job: "j", index: noIndex, want: "j-"},
+		"NonIndexed: the longest name keeps its dash":     {job: strings.Repeat("a", 253), index: noIndex, want: strings.Repeat("a", 253) + "-"},
+		"NonIndexed: no dash where it would not be valid": {job: strings.Repeat("a", 254), index: noIndex, want: strings.Repeat("a", 254)},
+		"Indexed: a short name":                           {job: "j", index: 4, want: "j-4-"},
+		"Indexed: a prefix that just fits":                {job: long[:55], index: 1, want: long[:55] + "-1-"},
+		"Indexed: one character too long is cut":          {job: long[:56], index: 1, want: long[:55] + "-1-"},
+		"Indexed: a name beyond the limit is cut":         {job: long, index: 7, want: long[:55] + "-7-"},
+		"Indexed: a long index survives whole":            {job: long, index: 123456, want: long[:50] + "-123456-"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := namePrefix(tc.job)
+			if tc.index != noIndex {
+				got = indexedNamePrefix(tc.job, tc.index)
+			}
+			if got != tc.want {
+				t.Errorf("prefix = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

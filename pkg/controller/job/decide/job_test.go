@@ -1,0 +1,148 @@
+package decide
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+)
+
+func TestFinished(t *testing.T) {
+	cases := map[string]struct {
+		conds []batchv1.JobCondition
+		want  batchv1.JobConditionType
+	}{
+		"no condition": {},
+		"Complete":     {conds: []batchv1.JobCondition{reachedSCM(), reachedComplete()}, want: batchv1.JobComplete},
+		"Failed":       {conds: []batchv1.JobCondition{backoffFT(), backoffFailed()}, want: batchv1.JobFailed},
+		"a False Failed condition is no end": {
+			conds: []batchv1.JobCondition{condAt(batchv1.JobFailed, corev1.ConditionFalse, "", "", t0)},
+		},
+		"interim conditions are no end": {conds: []batchv1.JobCondition{backoffFT(), reachedSCM()}},
+		"suspension is no end":          {conds: []batchv1.JobCondition{suspendedCond(t0)}},
+		"an Unknown Complete is no end": {conds: []batchv1.JobCondition{condAt(batchv1.JobComplete, corev1.ConditionUnknown, "", "", t0)}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			j := job("j").obj()
+			j.Status.Conditions = tc.conds
+			c, ok := Finished(j)
+			var got batchv1.JobConditionType
+			if c != nil {
+				got = c.Type
+			}
+			if got != tc.want || ok != (tc.want != "") || IsFinished(j) != ok {
+				t.Errorf("Finished = %q, %v; want %q", got, ok, tc.want)
+			}
+		})
+	}
+}
+
+func TestExternalManager(t *testing.T) {
+	type manager struct {
+		Name     string
+		External bool
+	}
+	cases := map[string]struct {
+		job  *batchv1.Job
+		want manager
+	}{
+		"unset":                  {job: job("j").obj()},
+		"this controller":        {job: job("j").managedBy("kubernetes.io/job-controller").obj()},
+		"another controller":     {job: job("j").managedBy("kueue.x-k8s.io/multikueue").obj(), want: manager{"kueue.x-k8s.io/multikueue", true}},
+		"a near miss is another": {job: job("j").managedBy("kubernetes.io/job-controller2").obj(), want: manager{"kubernetes.io/job-controller2", true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			n, ok := ExternalManager(tc.job)
+			if diff := cmp.Diff(tc.want, manager{n, ok}); diff != "" {
+				t.Errorf("ExternalManager (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPodFinalizerHelpers(t *testing.T) {
+	type facts struct {
+		Tracked, FinishedTracked bool
+		Patch                    string
+	}
+	withOther := func(b *podFx) *podFx {
+		b.p.Finalizers = append([]string{"example.com/keep"}, b.p.Finalizers...)
+		return b
+	}
+	const patch = `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.jobs.dev/job-tracking"]}}`
+	cases := map[string]struct {
+		pod  *corev1.Pod
+		want facts
+	}{
+		"no Pod":                                    {},
+		"a running tracked Pod":                     {pod: pod("a").running().obj(), want: facts{true, false, patch}},
+		"a succeeded tracked Pod":                   {pod: pod("a").succeeded().obj(), want: facts{true, true, patch}},
+		"a failed tracked Pod":                      {pod: pod("a").failed().obj(), want: facts{true, true, patch}},
+		"a failed Pod counted already":              {pod: pod("a").failed().untracked().obj()},
+		"other finalizers stay":                     {pod: withOther(pod("a").failed()).obj(), want: facts{true, true, patch}},
+		"only other finalizers":                     {pod: withOther(pod("a").failed().untracked()).obj()},
+		"a terminating tracked Pod is not finished": {pod: pod("a").running().deleted().obj(), want: facts{true, false, patch}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := facts{FinishedTracked: FinishedWithFinalizer(tc.pod)}
+			if tc.pod != nil {
+				got.Tracked = HasTrackingFinalizer(tc.pod)
+				got.Patch = string(RemoveFinalizerPatch(tc.pod))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("finalizer facts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLabelsAndModes(t *testing.T) {
+	type labels struct {
+		Mode, Backoff string
+		Known         bool
+	}
+	cases := map[string]struct {
+		job  *batchv1.Job
+		want labels
+	}{
+		"NonIndexed":               {job: job("j").obj(), want: labels{"NonIndexed", "global", true}},
+		"mode unset is NonIndexed": {job: func() *batchv1.Job { j := job("j").obj(); j.Spec.CompletionMode = nil; return j }(), want: labels{"NonIndexed", "global", true}},
+		"Indexed":                  {job: job("j").indexed(2).obj(), want: labels{"Indexed", "global", true}},
+		"Indexed per index":        {job: job("j").indexed(2).backoffLimitPerIndex(1).obj(), want: labels{"Indexed", "perIndex", true}},
+		"an unknown mode":          {job: job("j").mode("Sparse").obj(), want: labels{"Sparse", "global", false}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := labels{CompletionModeLabel(tc.job), BackoffLimitLabel(tc.job), knownMode(tc.job)}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOptionsWithDefaults(t *testing.T) {
+	cases := map[string]struct {
+		in, want Options
+	}{
+		"zero: upstream's": {want: DefaultOptions()},
+		"set fields are kept": {
+			in:   Options{MaxUncountedPods: 2, PodBackoff: time.Second},
+			want: Options{MaxUncountedPods: 2, MaxPodChangesPerSync: 500, PodBackoff: time.Second, MaxPodBackoff: 10 * time.Minute, BatchPeriod: time.Second},
+		},
+		"negative fields take the default": {in: Options{MaxPodChangesPerSync: -1, BatchPeriod: -time.Second}, want: DefaultOptions()},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.in.withDefaults()); diff != "" {
+				t.Errorf("withDefaults (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

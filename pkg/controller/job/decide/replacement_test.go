@@ -1,0 +1,99 @@
+package decide
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+)
+
+func TestPodFailed(t *testing.T) {
+	cases := map[string]struct {
+		job  *batchv1.Job
+		pod  *corev1.Pod
+		want bool
+	}{
+		"Failed":                              {job: job("j").obj(), pod: pod("a").failed().obj(), want: true},
+		"Failed, podReplacementPolicy Failed": {job: job("j").replaceFailedOnly().obj(), pod: pod("a").failed().obj(), want: true},
+		"running":                             {job: job("j").obj(), pod: pod("a").running().obj()},
+		"succeeded":                           {job: job("j").obj(), pod: pod("a").succeeded().obj()},
+		"terminating counts as failed":        {job: job("j").obj(), pod: pod("a").running().deleted().obj(), want: true},
+		"terminating while pending counts as failed":    {job: job("j").obj(), pod: pod("a").deleted().obj(), want: true},
+		"terminating, podReplacementPolicy Failed: not": {job: job("j").replaceFailedOnly().obj(), pod: pod("a").running().deleted().obj()},
+		"deleted after it succeeded: not":               {job: job("j").obj(), pod: pod("a").succeeded().deleted().obj()},
+		"no policy set behaves as TerminatingOrFailed": {
+			job: func() *batchv1.Job { j := job("j").obj(); j.Spec.PodReplacementPolicy = nil; return j }(), pod: pod("a").running().deleted().obj(), want: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := podFailed(tc.job, tc.pod); got != tc.want {
+				t.Errorf("podFailed = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCreationReasonAndSlots(t *testing.T) {
+	cases := map[string]struct {
+		job                 *batchv1.Job
+		failed, terminating int32
+		reason              string
+		held                int32
+	}{
+		"nothing failed or terminating: new":                {job: job("j").obj(), reason: newPods},
+		"failures: replacements":                            {job: job("j").obj(), failed: 1, reason: replacement},
+		"terminating Pods: replacements, no slot held":      {job: job("j").obj(), terminating: 2, reason: replacement},
+		"podReplacementPolicy Failed with failures":         {job: job("j").replaceFailedOnly().obj(), failed: 1, terminating: 1, reason: failedAgain, held: 1},
+		"podReplacementPolicy Failed with terminating only": {job: job("j").replaceFailedOnly().obj(), terminating: 3, reason: replacement, held: 3},
+		"podReplacementPolicy Failed with nothing: new":     {job: job("j").replaceFailedOnly().obj(), reason: newPods},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := creationReason(tc.job, tc.failed, tc.terminating); got != tc.reason {
+				t.Errorf("creationReason = %q, want %q", got, tc.reason)
+			}
+			if got := slotsHeldByTerminating(tc.job, tc.terminating); got != tc.held {
+				t.Errorf("slotsHeldByTerminating = %d, want %d", got, tc.held)
+			}
+		})
+	}
+}
+
+func TestCountPods(t *testing.T) {
+	type census struct {
+		Active             []string
+		Ready, Terminating int32
+	}
+	cases := map[string]struct {
+		pods []*corev1.Pod
+		want census
+	}{
+		"none": {},
+		"pending, running and ready are active": {
+			pods: pods(pod("a"), pod("b").running(), pod("c").ready()),
+			want: census{Active: []string{"a", "b", "c"}, Ready: 1},
+		},
+		"finished Pods are neither": {
+			pods: pods(pod("a").succeeded(), pod("b").failed(), pod("c").failed().deleted()),
+		},
+		"a deleted unfinished Pod is terminating, not ready": {
+			pods: pods(pod("a").ready().deleted()),
+			want: census{Terminating: 1},
+		},
+		"Unknown phase is active": {
+			pods: pods(pod("a").phase(corev1.PodUnknown)),
+			want: census{Active: []string{"a"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := countPods(tc.pods)
+			got := census{Active: podNames(c.active), Ready: c.ready, Terminating: c.terminating}
+			if diff := cmpDiff(tc.want, got); diff != "" {
+				t.Errorf("countPods (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

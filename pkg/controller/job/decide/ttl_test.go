@@ -1,0 +1,68 @@
+package decide
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+)
+
+func TestTTL(t *testing.T) {
+	type ttl struct {
+		Remaining time.Duration
+		Applies   bool
+		Expired   bool
+	}
+	complete := condAt(batchv1.JobComplete, corev1.ConditionTrue, "CompletionsReached", "", at(-time.Minute))
+	failed := condAt(batchv1.JobFailed, corev1.ConditionTrue, "BackoffLimitExceeded", "", at(-30*time.Second))
+	cases := map[string]struct {
+		job  *batchv1.Job
+		want ttl
+	}{
+		"no TTL":        {job: job("j").status(bare().cond(complete)).obj()},
+		"not finished":  {job: job("j").ttl(10).obj()},
+		"being deleted": {job: job("j").ttl(10).deleting().status(bare().cond(complete)).obj()},
+		"another controller's Job": {
+			job: job("j").ttl(10).managedBy("example.com/other").status(bare().cond(complete)).obj(),
+		},
+		"complete: from the completion time": {
+			job:  job("j").ttl(100).status(bare().cond(complete).done(at(-20 * time.Second))).obj(),
+			want: ttl{80 * time.Second, true, false},
+		},
+		"complete without a completion time: from the condition": {
+			job:  job("j").ttl(100).status(bare().cond(complete)).obj(),
+			want: ttl{40 * time.Second, true, false},
+		},
+		"failed: from the condition": {
+			job:  job("j").ttl(100).status(bare().cond(failed).done(at(-90 * time.Second))).obj(),
+			want: ttl{70 * time.Second, true, false},
+		},
+		"expired exactly now": {
+			job:  job("j").ttl(60).status(bare().cond(complete).done(at(-time.Minute))).obj(),
+			want: ttl{0, true, true},
+		},
+		"expired long ago: zero, not negative": {
+			job:  job("j").ttl(0).status(bare().cond(failed)).obj(),
+			want: ttl{0, true, true},
+		},
+		"a Complete condition that is False does not finish": {
+			job: job("j").ttl(0).status(bare().cond(condAt(batchv1.JobComplete, corev1.ConditionFalse, "", "", hourAgo))).obj(),
+		},
+		"our own managedBy value applies": {
+			job:  job("j").ttl(0).managedBy("kubernetes.io/job-controller").status(bare().cond(failed)).obj(),
+			want: ttl{0, true, true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			left, applies := TTL(tc.job, t0)
+			got := ttl{left, applies, TTLExpired(tc.job, t0)}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("TTL (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -283,10 +283,10 @@ type JobStatus struct {
 	// conditions: Suspended, Complete, Failed, FailureTarget and
 	// SuccessCriteriaMet. Complete and Failed are terminal and exclusive. See
 	// https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
-	// +optional
-	// +patchMergeKey=type
-	// +patchStrategy=merge
 	// +listType=atomic
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	// +optional
 	Conditions []JobCondition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
 	// startTime is when the controller started the Job; unset while suspended

@@ -391,10 +391,10 @@ type JobStatus struct {
 	// turned off.
 	//
 	// See https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
-	// +optional
-	// +patchMergeKey=type
-	// +patchStrategy=merge
 	// +listType=atomic
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	// +optional
 	Conditions []JobCondition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type" protobuf:"bytes,1,rep,name=conditions"`
 
 	// startTime is when the Job controller began working on the Job, in RFC

@@ -148,6 +148,23 @@ func TestDecideInterplay(t *testing.T) {
 				Final:   status().start(hourAgo).terminating(1).failed(2).cond(backoffFT()).obj(),
 			},
 		},
+		"a ready Pod found gone on scale down stays in the ready count until the next sync": {
+			job:      job("j").started(hourAgo),
+			pods:     []*podFx{pod("a").ready(), pod("b").readySince(at(-time.Second))},
+			notFound: []string{"b"},
+			want: syncResult{Action: deleted, Delete: []string{"b Excess -finalizer"},
+				Interim: status().start(hourAgo).active(1).ready(2).terminating(1).obj()},
+		},
+		"a ready Pod found gone on finishing leaves the ready count": {
+			job:      job("j").backoffLimit(0).parallelism(2).status(status().start(hourAgo).active(1).ready(1)),
+			pods:     []*podFx{pod("a").failed(), pod("b").ready()},
+			notFound: []string{"b"},
+			want: syncResult{Action: reconciling, Delete: []string{"b Finishing"}, Failures: FailureRecord{1, t0p},
+				Interim: status().start(hourAgo).terminating(1).uncounted(nil, []string{"a", "b"}).cond(backoffFT()).obj(),
+				Release: []string{"a", "b"},
+				Final:   status().start(hourAgo).terminating(1).failed(2).cond(backoffFT()).obj(),
+			},
+		},
 		"unmet expectations: the Pods of an ending Job are deleted all the same": {
 			job:               job("j").backoffLimit(0).parallelism(2).started(hourAgo),
 			pods:              []*podFx{pod("a").failed(), pod("b").running()},

@@ -32,6 +32,8 @@ type syncRow struct {
 
 	// failDelete names the Pods whose deletion fails.
 	failDelete []string
+	// notFound names the Pods found gone when deleted.
+	notFound []string
 	// created, when set, is how many creations succeed.
 	created *int
 	// failRemoval names the Pods whose finalizer removal fails.
@@ -91,8 +93,9 @@ func runSync(t *testing.T, row syncRow) syncResult {
 	var res syncResult
 	res.Action, res.Reason, res.Requeue, res.Failures = plan.SyncAction, plan.CreationReason, plan.RequeueAfter, plan.Failures
 	res.Events = eventLines(plan.Events)
-	failDelete := sets.New(row.failDelete...)
+	failDelete, notFound := sets.New(row.failDelete...), sets.New(row.notFound...)
 	deleted := make([]bool, len(plan.Deletions))
+	gone := make([]bool, len(plan.Deletions))
 	for i, d := range plan.Deletions {
 		line := d.Pod.Name + " " + string(d.Reason)
 		if d.RemoveFinalizer {
@@ -100,6 +103,7 @@ func runSync(t *testing.T, row syncRow) syncResult {
 		}
 		res.Delete = append(res.Delete, line)
 		deleted[i] = !failDelete.Has(d.Pod.Name)
+		gone[i] = notFound.Has(d.Pod.Name)
 	}
 	for _, c := range plan.Creations {
 		res.Create = append(res.Create, creationLine(c))
@@ -109,7 +113,7 @@ func runSync(t *testing.T, row syncRow) syncResult {
 		created = *row.created
 	}
 
-	tr := plan.AfterPods(PodOutcome{Deleted: deleted, Created: created})
+	tr := plan.AfterPods(PodOutcome{Deleted: deleted, Created: created, NotFound: gone})
 	res.Events = append(res.Events, eventLines(tr.Events)...)
 	res.Interim, res.Actions = tr.Interim, tr.PolicyActions
 	failRemoval := sets.New(row.failRemoval...)

@@ -25,7 +25,8 @@ import (
 // goroutine: every input is in the Snapshot, every output in the returned
 // values. The functions never modify the Snapshot's Job or Pods.
 
-// Options are the controller's tunables that change decisions.
+// Options are the controller's tunables that change decisions. Fields
+// left zero take DefaultOptions.
 type Options struct {
 	// MaxUncountedPods bounds how many finished Pods one sync moves into
 	// status.uncountedTerminatedPods (upstream: 500).
@@ -158,6 +159,11 @@ type PodOutcome struct {
 	// fail its batch), as upstream: the Job's status counts that Pod active
 	// until the next sync, which has Snapshot.NamespaceTerminating.
 	Created int
+	// NotFound, optional, holds for each of Plan.Deletions whether the Pod
+	// was found gone already (NotFound on the finalizer patch or the
+	// delete). For a Suspended or Excess deletion such a Pod counts as
+	// deleted but, as upstream, is not taken off status.ready.
+	NotFound []bool
 }
 
 // Tracking is the second step of a sync: the first status write (finished

@@ -55,11 +55,15 @@ func (p Plan) AfterPods(out PodOutcome) Tracking {
 	st := p.state.clone()
 	var gone, goneReady int32
 	for i, d := range p.Deletions {
-		if i < len(out.Deleted) && out.Deleted[i] {
-			gone++
-			if podReady(d.Pod) {
-				goneReady++
-			}
+		if i >= len(out.Deleted) || !out.Deleted[i] {
+			continue
+		}
+		gone++
+		// Upstream takes a Pod off the ready count only when its own
+		// request deleted it, except when the Job is finishing.
+		vanished := i < len(out.NotFound) && out.NotFound[i] && d.Reason != DeleteFinishing
+		if podReady(d.Pod) && !vanished {
+			goneReady++
 		}
 	}
 	active := int32(len(st.activePods)) - gone + int32(min(max(out.Created, 0), len(p.Creations)))

@@ -107,8 +107,6 @@ type Controller struct {
 	// their namespace is being deleted.
 	nsTerminating *uidSet
 	failures      *failureStore
-	// announced caches the externally managed Jobs whose Event exists.
-	announced *uidSet
 
 	// sync is syncJob; tests replace it to observe the queue.
 	sync func(ctx context.Context, key string) error
@@ -147,7 +145,6 @@ func newController(ctx context.Context, podInformer coreinformers.PodInformer, j
 		finishing:       newUIDSet(),
 		nsTerminating:   newUIDSet(),
 		failures:        newFailureStore(),
-		announced:       newUIDSet(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](DefaultJobAPIBackOff, MaxJobAPIBackOff),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job", Clock: clk}),

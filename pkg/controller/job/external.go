@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
@@ -30,9 +31,20 @@ import (
 
 const externallyManagedReason = "ExternallyManaged"
 
-// countedExternal holds the externally managed Jobs this process counted in
-// the metric; it outlives the controller of one term, as the metric does.
-var countedExternal sync.Map
+// The memory of the externally managed Jobs outlives the controller of one
+// term, as the metric does: countedExternal holds the Jobs this process
+// counted, announced those whose Event it knows to exist (a cache that
+// spares the request; the Event's name is what keeps it unique).
+var (
+	countedExternal sync.Map
+	announced       = newUIDSet()
+)
+
+// forgetExternal drops a deleted Job from that memory.
+func forgetExternal(uid types.UID) {
+	countedExternal.Delete(uid)
+	announced.remove(uid)
+}
 
 // leftToOthers tells whether another controller manages the Job; if so it
 // counts the Job and has it announced.
@@ -45,7 +57,7 @@ func (jm *Controller) leftToOthers(logger klog.Logger, job *batchv1.Job) bool {
 		metrics.JobByExternalControllerTotal.WithLabelValues(manager).Inc()
 		logger.V(2).Info("Skipping job managed by another controller", "job", klog.KObj(job), "controllerName", manager)
 	}
-	if !jm.announced.has(job.UID) {
+	if !announced.has(job.UID) {
 		jm.external.Add(keyOf(job))
 	}
 	return true
@@ -98,7 +110,7 @@ func (jm *Controller) announce(ctx context.Context, key string) error {
 		return fmt.Errorf("reading job %s: %w", key, err)
 	}
 	manager, external := decide.ExternalManager(job)
-	if !external || jm.announced.has(job.UID) {
+	if !external || announced.has(job.UID) {
 		return nil
 	}
 	now := metav1.NewTime(jm.clock.Now())
@@ -126,6 +138,6 @@ func (jm *Controller) announce(ctx context.Context, key string) error {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the %s event of job %s: %w", externallyManagedReason, key, err)
 	}
-	jm.announced.add(job.UID)
+	announced.add(job.UID)
 	return nil
 }

@@ -19,35 +19,63 @@ import (
 
 const otherManager = "kueue.x-k8s.io/multikueue"
 
-// TestExternallyManagedEventOnce: two terms, two controllers on the same
-// host, see the same externally managed Job: one Event exists, the metric
-// counts the Job once in the process, the Job is never written.
+// TestExternallyManagedEventOnce: successive terms, each with a new
+// controller on the same host, see the same externally managed Job. The
+// Event is created once: a later term of the same process does not even
+// ask, a term after a restart asks and meets AlreadyExists. The metric
+// counts the Job once in a process; the Job is never written.
 func TestExternallyManagedEventOnce(t *testing.T) {
 	job := makeJob("j").ManagedBy(otherManager).Obj()
-	countedExternal.Delete(job.UID)
+	forgetExternal(job.UID)
 	metrics.JobByExternalControllerTotal.Reset()
 	kube := newFakeHost()
 
-	for term := range 2 {
+	terms := []struct {
+		name string
+		// restart: the process starts afresh, its memory gone.
+		restart     bool
+		wantQueued  int
+		wantCreates int
+		wantCounted float64
+	}{
+		{name: "first term", wantQueued: 1, wantCreates: 1, wantCounted: 1},
+		{name: "second term of the process", wantQueued: 0, wantCreates: 1, wantCounted: 1},
+		{name: "after a restart", restart: true, wantQueued: 1, wantCreates: 2, wantCounted: 2},
+	}
+	for _, term := range terms {
+		if term.restart {
+			forgetExternal(job.UID)
+		}
 		f := newFixture(t, fixtureOptions{kube: kube})
 		f.addJobs(t, job)
 		f.onJobAdd(f.logger(), job)
 		f.onJobUpdate(f.logger(), job, job)
 		if err := f.syncJob(t, job); err != nil {
-			t.Fatalf("term %d: syncJob: %v", term, err)
+			t.Fatalf("%s: syncJob: %v", term.name, err)
 		}
-		// Everything above queued the one announcement once.
-		if n := f.external.Len(); n != 1 {
-			t.Fatalf("term %d: announcements queued = %d, want 1", term, n)
+		// Everything above asked for the one announcement at most once.
+		if n := f.external.Len(); n != term.wantQueued {
+			t.Fatalf("%s: announcements queued = %d, want %d", term.name, n, term.wantQueued)
 		}
-		f.nextExternal(f.ctx)
-		// Cached now: no further request in this term.
+		if n := f.external.Len(); n > 0 {
+			f.nextExternal(f.ctx)
+		}
 		f.onJobUpdate(f.logger(), job, job)
 		if n := f.external.Len(); n != 0 {
-			t.Errorf("term %d: announcements queued after the event exists = %d, want 0", term, n)
+			t.Errorf("%s: announcements queued once the event exists = %d, want 0", term.name, n)
+		}
+		if got := countActions(kube.Actions(), "create", "events"); got != term.wantCreates {
+			t.Errorf("%s: event creations requested so far = %d, want %d", term.name, got, term.wantCreates)
 		}
 		if writes := f.jobs.Actions(); countActions(writes, "update", "jobs")+countActions(writes, "patch", "jobs") != 0 {
-			t.Errorf("term %d: writes to the job: %v", term, writes)
+			t.Errorf("%s: writes to the job: %v", term.name, writes)
+		}
+		got, err := testutil.GetCounterMetricValue(metrics.JobByExternalControllerTotal.WithLabelValues(otherManager))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != term.wantCounted {
+			t.Errorf("%s: jobs_by_external_controller_total{controller_name=%q} = %v, want %v", term.name, otherManager, got, term.wantCounted)
 		}
 	}
 
@@ -72,13 +100,6 @@ func TestExternallyManagedEventOnce(t *testing.T) {
 	ignore := cmp.Options{cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ManagedFields", "ResourceVersion"), cmpopts.IgnoreTypes(metav1.TypeMeta{})}
 	if diff := cmp.Diff(want, events.Items, ignore); diff != "" {
 		t.Errorf("events in the host (-want +got):\n%s", diff)
-	}
-	got, err := testutil.GetCounterMetricValue(metrics.JobByExternalControllerTotal.WithLabelValues(otherManager))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != 1 {
-		t.Errorf("jobs_by_external_controller_total{controller_name=%q} = %v, want 1", otherManager, got)
 	}
 }
 

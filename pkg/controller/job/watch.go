@@ -307,7 +307,7 @@ func (jm *Controller) onJobDelete(logger klog.Logger, obj any) {
 		}
 	}
 	if isExternal(job) {
-		jm.announced.remove(job.UID)
+		forgetExternal(job.UID)
 		return
 	}
 	key := keyOf(job)

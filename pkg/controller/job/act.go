@@ -178,19 +178,20 @@ func (jm *Controller) record(job *batchv1.Job, events []decide.Event) {
 
 // applyPodChanges carries out the plan's deletions, then its creations.
 func (jm *Controller) applyPodChanges(ctx context.Context, job *batchv1.Job, key string, plan decide.Plan) (decide.PodOutcome, error) {
-	deleted, delErr := jm.deletePods(ctx, job, key, plan.Deletions)
+	deleted, notFound, delErr := jm.deletePods(ctx, job, key, plan.Deletions)
 	created, createErr := jm.createPods(ctx, job, key, plan.Creations, plan.CreationReason)
-	return decide.PodOutcome{Deleted: deleted, Created: created}, errors.Join(delErr, createErr)
+	return decide.PodOutcome{Deleted: deleted, NotFound: notFound, Created: created}, errors.Join(delErr, createErr)
 }
 
 // deletePods deletes Pods in parallel. The Pods of a suspended or
 // scaled-down Job lose their finalizer first, as they are never counted;
 // those of an ending Job keep it until the status counts them. Only the
 // former are expected back from the informer, as kube-controller-manager
-// does. The i-th result tells whether the i-th Pod is gone or going.
-func (jm *Controller) deletePods(ctx context.Context, job *batchv1.Job, key string, deletions []decide.PodDeletion) ([]bool, error) {
+// does. The i-th results tell whether the i-th Pod is gone or going, and
+// whether it was found gone already.
+func (jm *Controller) deletePods(ctx context.Context, job *batchv1.Job, key string, deletions []decide.PodDeletion) (done, notFound []bool, err error) {
 	if len(deletions) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	expected := 0
 	for _, d := range deletions {
@@ -201,7 +202,7 @@ func (jm *Controller) deletePods(ctx context.Context, job *batchv1.Job, key stri
 	if expected > 0 {
 		jm.podExpect.expect(key, 0, expected)
 	}
-	done := make([]bool, len(deletions))
+	done, notFound = make([]bool, len(deletions)), make([]bool, len(deletions))
 	errs := make([]error, len(deletions))
 	var wg sync.WaitGroup
 	for i, d := range deletions {
@@ -211,7 +212,8 @@ func (jm *Controller) deletePods(ctx context.Context, job *batchv1.Job, key stri
 				// The informer will show no deletion for this one.
 				jm.podExpect.observe(key, 0, 1)
 			}
-			if err == nil || apierrors.IsNotFound(err) {
+			notFound[i] = apierrors.IsNotFound(err)
+			if err == nil || notFound[i] {
 				done[i] = true
 				return
 			}
@@ -219,7 +221,7 @@ func (jm *Controller) deletePods(ctx context.Context, job *batchv1.Job, key stri
 		})
 	}
 	wg.Wait()
-	return done, errors.Join(errs...)
+	return done, notFound, errors.Join(errs...)
 }
 
 func (jm *Controller) deleteOne(ctx context.Context, job *batchv1.Job, d decide.PodDeletion) error {

@@ -41,6 +41,8 @@ func TestSyncJob(t *testing.T) {
 		wantPods   []string
 		wantEvents []string
 		wantErr    bool
+		// goneFromHost: the Pods are in the cache only.
+		goneFromHost bool
 		// wantFinishing: the Job waits for its finished status to show.
 		wantFinishing bool
 	}{
@@ -120,6 +122,20 @@ func TestSyncJob(t *testing.T) {
 			wantPods:   []string{"delete a", "patch a"},
 			wantEvents: []string{"Normal SuccessfulDelete Deleted pod: a", "Normal Suspended Job suspended"},
 		},
+		"suspending a pod the host no longer has: deleted, still ready until the cache catches up": {
+			job: started(makeJob("j").Suspend(true)).Obj(),
+			pods: func(j *batchv1.Job) []*corev1.Pod {
+				return []*corev1.Pod{makePod("a", j).Phase(corev1.PodRunning).Ready().Obj()}
+			},
+			goneFromHost: true,
+			wantWrites: []batchv1.JobStatus{{
+				Ready: ptr.To[int32](1), Terminating: ptr.To[int32](1),
+				UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{},
+				Conditions:              []batchv1.JobCondition{cond(batchv1.JobSuspended, "JobSuspended", "Job suspended")},
+			}},
+			wantPods:   []string{"patch a"},
+			wantEvents: []string{"Normal Suspended Job suspended"},
+		},
 		"an ending job deletes its running pods and keeps their finalizers until counted": {
 			job: started(makeJob("j").ActiveDeadlineSeconds(60)).Obj(),
 			pods: func(j *batchv1.Job) []*corev1.Pod {
@@ -166,7 +182,15 @@ func TestSyncJob(t *testing.T) {
 			f := newFixture(t, fixtureOptions{})
 			f.addJobs(t, tc.job)
 			if tc.pods != nil {
-				f.addPods(t, tc.pods(tc.job)...)
+				for _, p := range tc.pods(tc.job) {
+					if tc.goneFromHost {
+						if err := f.podStore.Add(p); err != nil {
+							t.Fatal(err)
+						}
+						continue
+					}
+					f.addPods(t, p)
+				}
 			}
 			err := f.syncJob(t, tc.job)
 			if (err != nil) != tc.wantErr {

@@ -30,6 +30,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/informers"
@@ -42,6 +43,7 @@ import (
 	componentbaseoptions "k8s.io/component-base/config/options"
 	"k8s.io/klog/v2"
 
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	jobcontroller "github.com/batch-apiserver/batch-apiserver/pkg/controller/job"
 	jobmetrics "github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
@@ -52,9 +54,11 @@ const (
 	// JobControllerName is the name of the embedded Job controller in
 	// --controllers, as kube-controller-manager names its Job controller.
 	JobControllerName = "job"
-	// JobControllerLeaseName is the name of the Lease the replicas of the
-	// server elect the one running the Job controller with.
-	JobControllerLeaseName = "batch-apiserver-job-controller"
+	// JobControllerLeasePrefix starts the default name of the Lease the
+	// replicas of one server elect the one running the Job controller
+	// with; the server identity ends it, so that two servers on one host
+	// cluster do not compete for one Lease.
+	JobControllerLeasePrefix = "batch-apiserver-job-controller-"
 	// JobControllerPostStartHook is the name of the post-start hook that
 	// starts the Job controller (it shows in /readyz and /livez as
 	// poststarthook/start-job-controller).
@@ -101,7 +105,8 @@ func NewControllerOptions() *ControllerOptions {
 			RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
 			RetryPeriod:   metav1.Duration{Duration: 2 * time.Second},
 			ResourceLock:  resourcelock.LeasesResourceLock,
-			ResourceName:  JobControllerLeaseName,
+			// Empty: named after the server identity (see leaseName).
+			ResourceName: "",
 			// Empty: the namespace the server runs in (see leaseNamespace).
 			ResourceNamespace: "",
 		},
@@ -122,6 +127,10 @@ func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	// is not given.
 	if f := fs.Lookup("leader-elect-resource-namespace"); f != nil {
 		f.Usage += " Default: $" + podNamespaceEnv + ", else the namespace of the in-cluster ServiceAccount, else 'default'. The Lease is in the host cluster."
+	}
+	if f := fs.Lookup("leader-elect-resource-name"); f != nil {
+		f.Usage += " Default: " + JobControllerLeasePrefix + "<server identity>, the identity kept in the server's storage, " +
+			"so that every server on a host cluster has a Lease of its own and the replicas of one share it."
 	}
 }
 
@@ -145,9 +154,6 @@ func (c *ControllerOptions) Validate() []error {
 	}
 	if le.ResourceLock != resourcelock.LeasesResourceLock {
 		errs = append(errs, fmt.Errorf("--leader-elect-resource-lock: %q is not supported, only %q", le.ResourceLock, resourcelock.LeasesResourceLock))
-	}
-	if le.ResourceName == "" {
-		errs = append(errs, errors.New("--leader-elect-resource-name must not be empty"))
 	}
 	// The same checks leaderelection.NewLeaderElector makes, reported at
 	// startup instead of when the controller would start.
@@ -193,6 +199,15 @@ type jobControllerPlan struct {
 	Kubeconfig string
 	// DeletePodsOfDeletedJobs is passed to the controller.
 	DeletePodsOfDeletedJobs bool
+	// WaitForLegacyLease makes the controller wait, before it campaigns
+	// for its default Lease, until no replica of a release from before
+	// the server identity holds the Lease they all used (aggregated mode:
+	// the replicas of a rolling update; see waitForLegacyLeaseRelease).
+	WaitForLegacyLease bool
+	// Identity is the server identity (Options.serverIdentity), set once
+	// it has been read: the controller's Pods carry it, and the default
+	// Lease is named after it.
+	Identity string
 	// Off is the one line printed at startup when the controller does not
 	// run: why, and how to change it.
 	Off string
@@ -216,6 +231,9 @@ func planJobController(standalone, enabled bool, kubeconfig string) jobControlle
 		// In standalone mode the host cluster's garbage collector cannot
 		// see our API, so it never deletes the Pods of a deleted Job.
 		DeletePodsOfDeletedJobs: standalone,
+		// A standalone server is one process on its data dir: no older
+		// replica of it can run beside it.
+		WaitForLegacyLease: !standalone,
 	}
 }
 
@@ -264,8 +282,24 @@ func leaseNamespace(flag string, getenv func(string) string, readFile func(strin
 	return metav1.NamespaceDefault
 }
 
+// leaseName is the name of the leader-election Lease: the one
+// --leader-elect-resource-name gives, else one named after the server
+// identity.
+func leaseName(flag, identity string) string {
+	if flag != "" {
+		return flag
+	}
+	return JobControllerLeasePrefix + identity
+}
+
+// serverPodsSelector selects the Pods of the server with identity: the
+// only Pods its controller sees.
+func serverPodsSelector(identity string) string {
+	return labels.SelectorFromSet(labels.Set{batch.ServerIdentityLabel: identity}).String()
+}
+
 // dropManagedFields is the Pod informer's transform: the controller never
-// reads managedFields, and the informer caches every Pod of the host.
+// reads managedFields.
 func dropManagedFields(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
@@ -281,6 +315,11 @@ type jobControllerRunner struct {
 	kubeClient kubernetes.Interface
 	// lock is nil without leader election.
 	lock resourcelock.Interface
+	// leaseName and leaseNamespace name the Lease, when lock is set.
+	leaseName, leaseNamespace string
+	// waitForLegacyLease is set when the Lease has its default name in
+	// aggregated mode (see jobControllerPlan.WaitForLegacyLease).
+	waitForLegacyLease bool
 
 	// running is held while a controller runs, so that the controller of
 	// a new term starts only after the one of the lost term has stopped.
@@ -304,7 +343,7 @@ func newJobControllerRunner(opts *ControllerOptions, plan jobControllerPlan) (*j
 	}
 	r := &jobControllerRunner{
 		opts:       opts,
-		cfg:        jobcontroller.Config{DeletePodsOfDeletedJobs: plan.DeletePodsOfDeletedJobs},
+		cfg:        jobcontroller.Config{DeletePodsOfDeletedJobs: plan.DeletePodsOfDeletedJobs, Identity: plan.Identity},
 		kubeClient: kubeClient,
 		done:       make(chan struct{}),
 	}
@@ -320,12 +359,14 @@ func newJobControllerRunner(opts *ControllerOptions, plan jobControllerPlan) (*j
 	// hostname.
 	identity := hostname + "_" + string(uuid.NewUUID())
 	ns := leaseNamespace(le.ResourceNamespace, os.Getenv, os.ReadFile)
+	r.leaseName, r.leaseNamespace = leaseName(le.ResourceName, plan.Identity), ns
+	r.waitForLegacyLease = plan.WaitForLegacyLease && le.ResourceName == ""
 	// NewFromKubeconfig bounds every lease request by the renew deadline.
-	r.lock, err = resourcelock.NewFromKubeconfig(le.ResourceLock, ns, le.ResourceName,
+	r.lock, err = resourcelock.NewFromKubeconfig(le.ResourceLock, ns, r.leaseName,
 		resourcelock.ResourceLockConfig{Identity: identity},
 		rest.AddUserAgent(rest.CopyConfig(hostConfig), "leader-election"), le.RenewDeadline.Duration)
 	if err != nil {
-		return nil, fmt.Errorf("creating leader-election lock %s/%s: %w", ns, le.ResourceName, err)
+		return nil, fmt.Errorf("creating leader-election lock %s/%s: %w", ns, r.leaseName, err)
 	}
 	return r, nil
 }
@@ -370,6 +411,14 @@ func (r *jobControllerRunner) run(ctx context.Context, jobClient versioned.Inter
 		r.runController(ctx, jobClient)
 		return
 	}
+	if r.waitForLegacyLease {
+		le := r.opts.LeaderElection
+		if err := waitForLegacyLeaseRelease(ctx, r.kubeClient, r.leaseNamespace, le.RetryPeriod.Duration, le.LeaseDuration.Duration, time.Now); err != nil {
+			// Only when the server stops.
+			logger.Info("Job controller not started", "err", err)
+			return
+		}
+	}
 	for {
 		r.runTerm(ctx, jobClient)
 		if ctx.Err() != nil {
@@ -401,7 +450,7 @@ func (r *jobControllerRunner) runTerm(ctx context.Context, jobClient versioned.I
 		RenewDeadline:   le.RenewDeadline.Duration,
 		RetryPeriod:     le.RetryPeriod.Duration,
 		ReleaseOnCancel: true,
-		Name:            le.ResourceName,
+		Name:            r.leaseName,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				logger.Info("Leading: starting the Job controller", "lease", r.lock.Describe(), "identity", r.lock.Identity())
@@ -434,10 +483,24 @@ func (r *jobControllerRunner) runController(ctx context.Context, jobClient versi
 	}
 	logger := klog.FromContext(ctx)
 
-	// No label selector on the Pod informer: the Pods of a Job with
-	// manualSelector carry only the user's labels, and the controller must
-	// see (and may adopt) every Pod its selector matches, as upstream.
-	podFactory := informers.NewSharedInformerFactoryWithOptions(r.kubeClient, informerResync, informers.WithTransform(dropManagedFields))
+	// Pods an older release created for this server's Jobs get the label
+	// first, so that the informer sees them.
+	if n, err := claimUnlabelledPods(ctx, r.kubeClient, jobClient, r.cfg.Identity); err != nil {
+		logger.Error(err, "Some Pods created before the server identity are not labelled with it; the Job controller does not see them", "labelled", n)
+	} else if n > 0 {
+		logger.Info("Labelled the Pods created before the server identity", "pods", n, "identity", r.cfg.Identity)
+	}
+
+	// The Pod informer lists and watches only this server's Pods, those
+	// labelled with its identity: the Pods of another batch-apiserver on
+	// the same host are none of its business (they would look like the
+	// Pods of deleted Jobs), and the server does not cache every Pod of
+	// the host. Unlike upstream, an orphan Pod without the label is never
+	// seen, and so never adopted.
+	podSelector := serverPodsSelector(r.cfg.Identity)
+	podFactory := informers.NewSharedInformerFactoryWithOptions(r.kubeClient, informerResync,
+		informers.WithTransform(dropManagedFields),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = podSelector }))
 	jobFactory := externalversions.NewSharedInformerFactory(jobClient, informerResync)
 	jm, err := jobcontroller.NewController(ctx, podFactory.Core().V1().Pods(), jobFactory.Batch().V1().Jobs(), r.kubeClient, jobClient, r.cfg)
 	if err != nil {
@@ -457,7 +520,8 @@ func (r *jobControllerRunner) runController(ctx context.Context, jobClient versi
 			}
 		}
 	}
-	logger.Info("Starting the Job controller", "workers", r.opts.ConcurrentJobSyncs, "deletePodsOfDeletedJobs", r.cfg.DeletePodsOfDeletedJobs)
+	logger.Info("Starting the Job controller", "workers", r.opts.ConcurrentJobSyncs, "deletePodsOfDeletedJobs", r.cfg.DeletePodsOfDeletedJobs,
+		"podSelector", podSelector)
 	jm.Run(ctx, int(r.opts.ConcurrentJobSyncs))
 	logger.Info("Stopped the Job controller")
 }
@@ -471,6 +535,9 @@ func startJobController(ctx context.Context, s *genericapiserver.GenericAPIServe
 		out(plan.Off)
 		return func() {}, nil
 	}
+	if plan.Identity == "" {
+		return nil, errors.New("starting the Job controller: no server identity")
+	}
 	jobmetrics.Register()
 	r, err := newJobControllerRunner(opts, plan)
 	if err != nil {
@@ -483,7 +550,11 @@ func startJobController(ctx context.Context, s *genericapiserver.GenericAPIServe
 	if host == "" {
 		host = "in-cluster config"
 	}
-	klog.FromContext(ctx).Info("Job controller: on", "hostCluster", host, "leaderElect", opts.LeaderElection.LeaderElect,
-		"deletePodsOfDeletedJobs", plan.DeletePodsOfDeletedJobs)
+	keys := []any{"hostCluster", host, "identity", plan.Identity, "leaderElect", opts.LeaderElection.LeaderElect,
+		"deletePodsOfDeletedJobs", plan.DeletePodsOfDeletedJobs}
+	if r.lock != nil {
+		keys = append(keys, "lease", r.lock.Describe())
+	}
+	klog.FromContext(ctx).Info("Job controller: on", keys...)
 	return r.wait, nil
 }

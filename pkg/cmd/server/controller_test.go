@@ -33,6 +33,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	componentbaseconfig "k8s.io/component-base/config"
 )
 
@@ -107,11 +109,11 @@ func TestJobControllerPlan(t *testing.T) {
 		},
 		"aggregated, in-cluster": {
 			args: []string{"--etcd-servers=http://etcd:2379"},
-			want: jobControllerPlan{Run: true},
+			want: jobControllerPlan{Run: true, WaitForLegacyLease: true},
 		},
 		"aggregated with kubeconfig": {
 			args: []string{"--etcd-servers=http://etcd:2379", "--kubeconfig=/host/kubeconfig"},
-			want: jobControllerPlan{Run: true, Kubeconfig: "/host/kubeconfig"},
+			want: jobControllerPlan{Run: true, Kubeconfig: "/host/kubeconfig", WaitForLegacyLease: true},
 		},
 		"aggregated, -job": {
 			args: []string{"--etcd-servers=http://etcd:2379", "--controllers=-job"},
@@ -152,7 +154,8 @@ func TestLeaderElectionFlags(t *testing.T) {
 				RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
 				RetryPeriod:   metav1.Duration{Duration: 2 * time.Second},
 				ResourceLock:  "leases",
-				ResourceName:  "batch-apiserver-job-controller",
+				// Named after the server identity once it is read.
+				ResourceName: "",
 			},
 		},
 		"every flag": {
@@ -230,9 +233,8 @@ func TestValidateLeaderElection(t *testing.T) {
 			args:       []string{"--leader-elect-resource-lock=endpoints"},
 			wantErrors: 1,
 		},
-		"empty lease name": {
-			args:       []string{"--leader-elect-resource-name="},
-			wantErrors: 1,
+		"empty lease name: the default, named after the identity": {
+			args: []string{"--leader-elect-resource-name="},
 		},
 		"bad durations without leader election are not checked": {
 			args: []string{"--leader-elect=false", "--leader-elect-lease-duration=1s"},
@@ -411,8 +413,69 @@ func TestStartJobControllerOff(t *testing.T) {
 // be loaded fails the server at startup, not later in a hook.
 func TestStartJobControllerBadKubeconfig(t *testing.T) {
 	plan := planJobController(true, true, t.TempDir()+"/missing")
+	plan.Identity = "0b5c7a4e-5d7e-4c39-9f1e-3a2b1c0d9e8f"
 	_, err := startJobController(context.Background(), nil, NewControllerOptions(), plan, func(string) {})
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("startJobController error = %v, want one wrapping fs.ErrNotExist", err)
+	}
+}
+
+// TestStartJobControllerWithoutIdentity checks that the controller never
+// starts without the server identity, which its Pods and Lease need.
+func TestStartJobControllerWithoutIdentity(t *testing.T) {
+	plan := planJobController(true, true, t.TempDir()+"/missing")
+	_, err := startJobController(context.Background(), nil, NewControllerOptions(), plan, func(string) {})
+	if err == nil || !strings.Contains(err.Error(), "no server identity") {
+		t.Errorf("startJobController error = %v, want one saying there is no server identity", err)
+	}
+}
+
+// TestLeaseName checks the Lease's name: the flag's when given, else one
+// of its own per server identity, valid as a Lease name.
+func TestLeaseName(t *testing.T) {
+	const identity = "0b5c7a4e-5d7e-4c39-9f1e-3a2b1c0d9e8f"
+	type result struct {
+		Name   string
+		Errors []string
+	}
+	cases := map[string]struct {
+		flag string
+		want result
+	}{
+		"default: named after the identity": {want: result{Name: "batch-apiserver-job-controller-" + identity}},
+		"explicit name kept":                {flag: "batch-apiserver-job-controller", want: result{Name: "batch-apiserver-job-controller"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := leaseName(tc.flag, identity)
+			if diff := cmp.Diff(tc.want, result{Name: got, Errors: validation.IsDNS1123Subdomain(got)}); diff != "" {
+				t.Errorf("leaseName(%q, %q) (-want +got):\n%s", tc.flag, identity, diff)
+			}
+		})
+	}
+}
+
+// TestServerPodsSelector checks that the Pod informer's selector takes the
+// Pods of this server only: not another server's, not Pods without the
+// label.
+func TestServerPodsSelector(t *testing.T) {
+	const identity = "0b5c7a4e-5d7e-4c39-9f1e-3a2b1c0d9e8f"
+	sel, err := labels.Parse(serverPodsSelector(identity))
+	if err != nil {
+		t.Fatalf("parsing %q: %v", serverPodsSelector(identity), err)
+	}
+	pods := map[string]labels.Set{
+		"ours":          {"batch.jobs.dev/server-identity": identity, "job-name": "j"},
+		"another's":     {"batch.jobs.dev/server-identity": "6f1d2c3b-0a9e-4d8c-8b7a-1e2f3a4b5c6d", "job-name": "j"},
+		"without label": {"job-name": "j"},
+	}
+	var got []string
+	for name, l := range pods {
+		if sel.Matches(l) {
+			got = append(got, name)
+		}
+	}
+	if diff := cmp.Diff([]string{"ours"}, got); diff != "" {
+		t.Errorf("Pods the selector %q takes (-want +got):\n%s", sel, diff)
 	}
 }

@@ -450,7 +450,15 @@ func (o *Options) Run(ctx context.Context) error {
 				serverURL, kubeconfig, kubeconfig)
 		}
 	}
-	waitForController, err := startJobController(ctx, server.GenericAPIServer, o.Controller, o.jobControllerPlan(), o.printLine)
+	plan := o.jobControllerPlan()
+	if plan.Run {
+		// Before the controller starts: its Pods, the Pods it sees and its
+		// Lease are those of this identity.
+		if plan.Identity, err = o.serverIdentity(ctx); err != nil {
+			return err
+		}
+	}
+	waitForController, err := startJobController(ctx, server.GenericAPIServer, o.Controller, plan, o.printLine)
 	if err != nil {
 		return err
 	}

@@ -17,16 +17,30 @@ import (
 	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
 )
 
-// leaseName is the Lease the embedded Job controller's replicas compete
-// for, in framework.Namespace (POD_NAMESPACE).
-const leaseName = "batch-apiserver-job-controller"
+// jobControllerLease is the Lease the embedded Job controller's replicas
+// compete for, in framework.Namespace (POD_NAMESPACE): named after the
+// server identity, which the replica behind the APIServices logged at
+// startup (every replica on the cluster's etcd shares it).
+func jobControllerLease(t testing.TB) string {
+	t.Helper()
+	data, err := os.ReadFile(cluster.BatchAPIServer.LogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := identityLogRE.FindSubmatch(data)
+	if m == nil {
+		t.Fatalf("%s logged no server identity (%s)", cluster.BatchAPIServer.LogFile, identityLogRE)
+	}
+	return "batch-apiserver-job-controller-" + string(m[1])
+}
 
 // takeoverTimeout bounds how long a follower needs to take a dead leader's
 // Lease: the lease duration the harness sets (8s) and a few retry periods.
 const takeoverTimeout = time.Minute
 
-// leaseHolder returns the Lease's holder identity ("" when there is none).
-func leaseHolder(ctx context.Context, client kubernetes.Interface) (string, error) {
+// leaseHolder returns the holder identity of the Lease leaseName ("" when
+// there is none).
+func leaseHolder(ctx context.Context, client kubernetes.Interface, leaseName string) (string, error) {
 	lease, err := client.CoordinationV1().Leases(framework.Namespace).Get(ctx, leaseName, metav1.GetOptions{})
 	if err != nil {
 		return "", err
@@ -37,13 +51,14 @@ func leaseHolder(ctx context.Context, client kubernetes.Interface) (string, erro
 	return *lease.Spec.HolderIdentity, nil
 }
 
-// waitLeaseHolder waits until the Lease is held by someone for whom ok
-// is true and returns the holder.
+// waitLeaseHolder waits until the Job controller's Lease is held by
+// someone for whom ok is true and returns the holder.
 func waitLeaseHolder(t *testing.T, what string, ok func(holder string) bool) string {
 	t.Helper()
+	leaseName := jobControllerLease(t)
 	var holder, last string
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, takeoverTimeout, true, func(ctx context.Context) (bool, error) {
-		h, err := leaseHolder(ctx, cluster.AdminClient)
+		h, err := leaseHolder(ctx, cluster.AdminClient, leaseName)
 		if err != nil {
 			last = err.Error()
 			return false, nil
@@ -138,7 +153,7 @@ func TestJobControllerLeaderElection(t *testing.T) {
 	if !wait.Interrupted(err) {
 		t.Fatal(err)
 	}
-	if h, err := leaseHolder(ctx, cluster.AdminClient); err != nil || h != firstHolder {
+	if h, err := leaseHolder(ctx, cluster.AdminClient, jobControllerLease(t)); err != nil || h != firstHolder {
 		t.Fatalf("the Lease holder changed to %q (%v) when the second replica started, want %q", h, err, firstHolder)
 	}
 	if data, err := os.ReadFile(second.LogFile); err != nil || strings.Contains(string(data), leadingLog) {

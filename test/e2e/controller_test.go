@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -312,7 +313,7 @@ func (r *jobRun) snapshot() *jobSnapshot {
 		idx := r.index(p)
 		s.PodsPerIndex[idx]++
 		s.PodPhasesPerIndex[idx] = append(s.PodPhasesPerIndex[idx], string(p.Status.Phase))
-		labels[r.normalizeMap(p.Labels, "")] = true
+		labels[r.normalizeMap(r.comparedLabels(p), "")] = true
 		annotations[r.normalizeMap(p.Annotations, r.ctl.api.LabelPrefix)] = true
 		finalizers[r.normalize(fmt.Sprint(p.Finalizers))] = true
 	}
@@ -321,6 +322,19 @@ func (r *jobRun) snapshot() *jobSnapshot {
 	}
 	s.PodLabels, s.PodAnnotations, s.PodFinalizers = sortedKeys(labels), sortedKeys(annotations), sortedKeys(finalizers)
 	return s
+}
+
+// comparedLabels are the Pod's labels as the parity comparison sees them:
+// without our controller's server identity label, which only our Pods
+// carry (a deviation docs/deviations.md lists; TestStandaloneServersOnOneHost
+// checks its value).
+func (r *jobRun) comparedLabels(p corev1.Pod) map[string]string {
+	if r.ctl.api != framework.OurJobs {
+		return p.Labels
+	}
+	out := maps.Clone(p.Labels)
+	delete(out, serverIdentityLabel)
+	return out
 }
 
 var uidValueRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)

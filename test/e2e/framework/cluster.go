@@ -148,6 +148,11 @@ type ClusterOptions struct {
 	EtcdEndpoints []string
 	// NoControllerManager leaves kube-controller-manager out.
 	NoControllerManager bool
+	// NoBatchAPIServer leaves out batch-apiserver and its APIServices: a
+	// host cluster for standalone servers only. (With the APIServices,
+	// the host's garbage collector looks a standalone server's Jobs up in
+	// the aggregated server, does not find them, and deletes their Pods.)
+	NoBatchAPIServer bool
 }
 
 // StartClusterWith is StartCluster with opts.
@@ -186,6 +191,9 @@ func StartClusterWith(ctx context.Context, bins *Binaries, dir string, opts Clus
 			continue
 		}
 		if s.name == "kube-controller-manager" && opts.NoControllerManager {
+			continue
+		}
+		if (s.name == "batch-apiserver" || s.name == "apiservices") && opts.NoBatchAPIServer {
 			continue
 		}
 		start := time.Now()

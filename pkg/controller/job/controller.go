@@ -107,9 +107,6 @@ type Controller struct {
 	// their namespace is being deleted.
 	nsTerminating *uidSet
 	failures      *failureStore
-
-	// sync is syncJob; tests replace it to observe the queue.
-	sync func(ctx context.Context, key string) error
 }
 
 // eventScheme resolves our Job's kind for the Events recorded on it.
@@ -158,8 +155,6 @@ func newController(ctx context.Context, podInformer coreinformers.PodInformer, j
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](DefaultJobAPIBackOff, MaxJobAPIBackOff),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job_externally_managed", Clock: clk}),
 	}
-	jm.sync = jm.syncJob
-
 	jobs := jobInformer.Informer()
 	if _, err := jobs.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { jm.onJobAdd(logger, obj) },

@@ -68,7 +68,7 @@ func (e *podExpectations) met(key string) bool {
 	return e.clock.Since(p.since) > expectationsTimeout
 }
 
-// counts returns what key waits for, for tests and logs.
+// counts returns what key waits for.
 func (e *podExpectations) counts(key string) (creations, deletions int, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -342,7 +342,7 @@ func (jm *Controller) nextJob(ctx context.Context) bool {
 		return false
 	}
 	defer jm.queue.Done(key)
-	if err := jm.sync(ctx, key); err != nil {
+	if err := jm.syncJob(ctx, key); err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Syncing job", "key", key)
 		jm.queue.AddRateLimited(key)
 		return true

@@ -203,12 +203,17 @@ func (jm *Controller) Run(ctx context.Context, workers int) {
 	jm.sweepOrphans(logger)
 
 	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, jm.runJobWorker, time.Second) })
+	start := func(work func(context.Context)) {
+		wg.Go(func() { wait.UntilWithContext(ctx, work, time.Second) })
 	}
-	wg.Go(func() { wait.UntilWithContext(ctx, jm.runOrphanWorker, time.Second) })
-	wg.Go(func() { wait.UntilWithContext(ctx, jm.runTTLWorker, time.Second) })
-	wg.Go(func() { wait.UntilWithContext(ctx, jm.runExternalWorker, time.Second) })
+	for range workers {
+		start(func(ctx context.Context) { serve(ctx, jm.queue, "Syncing job", jm.syncJob) })
+	}
+	start(func(ctx context.Context) { serve(ctx, jm.orphans, "Releasing orphan pods", jm.syncOrphans) })
+	start(func(ctx context.Context) { serve(ctx, jm.ttl, "Deleting job after its TTL", jm.expire) })
+	start(func(ctx context.Context) {
+		serve(ctx, jm.external, "Announcing an externally managed job", jm.announce)
+	})
 	<-ctx.Done()
 	// The workers return once their queue is shut down.
 	jm.shutDownQueues()
@@ -220,4 +225,28 @@ func (jm *Controller) shutDownQueues() {
 	jm.orphans.ShutDown()
 	jm.ttl.ShutDown()
 	jm.external.ShutDown()
+}
+
+// serve hands the keys of q to handle one at a time until q shuts down.
+// A key whose handling failed comes back after the queue's backoff; a
+// handled one has its backoff forgotten.
+func serve[K comparable](ctx context.Context, q workqueue.TypedRateLimitingInterface[K], what string, handle func(context.Context, K) error) {
+	for serveOne(ctx, q, what, handle) {
+	}
+}
+
+// serveOne handles one key of q; it returns false once q is shut down.
+func serveOne[K comparable](ctx context.Context, q workqueue.TypedRateLimitingInterface[K], what string, handle func(context.Context, K) error) bool {
+	key, shutDown := q.Get()
+	if shutDown {
+		return false
+	}
+	defer q.Done(key)
+	if err := handle(ctx, key); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, what, "key", key)
+		q.AddRateLimited(key)
+		return true
+	}
+	q.Forget(key)
+	return true
 }

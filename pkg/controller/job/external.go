@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -73,26 +72,6 @@ func externallyManagedEventName(job *batchv1.Job) string {
 		name = strings.TrimRight(name[:max(room, 0)], ".-")
 	}
 	return name + suffix
-}
-
-func (jm *Controller) runExternalWorker(ctx context.Context) {
-	for jm.nextExternal(ctx) {
-	}
-}
-
-func (jm *Controller) nextExternal(ctx context.Context) bool {
-	key, quit := jm.external.Get()
-	if quit {
-		return false
-	}
-	defer jm.external.Done(key)
-	if err := jm.announce(ctx, key); err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Announcing an externally managed job", "key", key)
-		jm.external.AddRateLimited(key)
-		return true
-	}
-	jm.external.Forget(key)
-	return true
 }
 
 // announce creates the ExternallyManaged Event of the Job of key, unless

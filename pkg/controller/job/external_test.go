@@ -58,7 +58,7 @@ func TestExternallyManagedEventOnce(t *testing.T) {
 			t.Fatalf("%s: announcements queued = %d, want %d", term.name, n, term.wantQueued)
 		}
 		if n := f.external.Len(); n > 0 {
-			f.nextExternal(f.ctx)
+			serveOne(f.ctx, f.external, "Announcing an externally managed job", f.announce)
 		}
 		f.onJobUpdate(f.logger(), job, job)
 		if n := f.external.Len(); n != 0 {

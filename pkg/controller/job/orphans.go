@@ -73,26 +73,6 @@ func (jm *Controller) sweepOrphans(logger klog.Logger) {
 	logger.V(2).Info("Swept pods of deleted jobs", "queued", queued)
 }
 
-func (jm *Controller) runOrphanWorker(ctx context.Context) {
-	for jm.nextOrphan(ctx) {
-	}
-}
-
-func (jm *Controller) nextOrphan(ctx context.Context) bool {
-	key, quit := jm.orphans.Get()
-	if quit {
-		return false
-	}
-	defer jm.orphans.Done(key)
-	if err := jm.syncOrphans(ctx, key); err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Releasing orphan pods", "namespace", key.namespace, "name", key.name, "selector", key.selector)
-		jm.orphans.AddRateLimited(key)
-		return true
-	}
-	jm.orphans.Forget(key)
-	return true
-}
-
 // syncOrphans releases the Pods of key.
 func (jm *Controller) syncOrphans(ctx context.Context, key orphanKey) error {
 	if key.selector == "" {

@@ -6,7 +6,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -28,26 +27,6 @@ func (jm *Controller) enqueueTTL(logger klog.Logger, job *batchv1.Job) {
 	}
 	logger.V(4).Info("Job will be deleted after its TTL", "job", klog.KObj(job), "in", left)
 	jm.ttl.AddAfter(keyOf(job), left)
-}
-
-func (jm *Controller) runTTLWorker(ctx context.Context) {
-	for jm.nextTTL(ctx) {
-	}
-}
-
-func (jm *Controller) nextTTL(ctx context.Context) bool {
-	key, quit := jm.ttl.Get()
-	if quit {
-		return false
-	}
-	defer jm.ttl.Done(key)
-	if err := jm.expire(ctx, key); err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Deleting job after its TTL", "key", key)
-		jm.ttl.AddRateLimited(key)
-		return true
-	}
-	jm.ttl.Forget(key)
-	return true
 }
 
 // expire deletes the Job of key if its TTL ran out. The cache may be

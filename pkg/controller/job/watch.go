@@ -1,7 +1,6 @@
 package job
 
 import (
-	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -329,24 +328,4 @@ func (jm *Controller) enqueueNow(logger klog.Logger, job *batchv1.Job) {
 func (jm *Controller) enqueueBatched(logger klog.Logger, job *batchv1.Job) {
 	logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "delay", SyncJobBatchPeriod)
 	jm.queue.AddAfter(keyOf(job), SyncJobBatchPeriod)
-}
-
-func (jm *Controller) runJobWorker(ctx context.Context) {
-	for jm.nextJob(ctx) {
-	}
-}
-
-func (jm *Controller) nextJob(ctx context.Context) bool {
-	key, quit := jm.queue.Get()
-	if quit {
-		return false
-	}
-	defer jm.queue.Done(key)
-	if err := jm.syncJob(ctx, key); err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Syncing job", "key", key)
-		jm.queue.AddRateLimited(key)
-		return true
-	}
-	jm.queue.Forget(key)
-	return true
 }

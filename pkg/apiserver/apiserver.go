@@ -27,20 +27,16 @@ var (
 	Codecs = serializer.NewCodecFactory(Scheme)
 )
 
+// coreV1 is the group-less version under which an apiserver registers the
+// meta/v1 option types and its unversioned discovery and Status types.
+var coreV1 = schema.GroupVersion{Version: "v1"}
+
 func init() {
 	install.Install(Scheme)
-
-	// The options types (ListOptions, DeleteOptions, ...) and the unversioned
-	// meta types every apiserver needs.
-	metav1.AddToGroupVersion(Scheme, schema.GroupVersion{Version: "v1"})
-	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
-	Scheme.AddUnversionedTypes(unversioned,
-		&metav1.Status{},
-		&metav1.APIVersions{},
-		&metav1.APIGroupList{},
-		&metav1.APIGroup{},
-		&metav1.APIResourceList{},
-	)
+	metav1.AddToGroupVersion(Scheme, coreV1)
+	Scheme.AddUnversionedTypes(coreV1, []runtime.Object{
+		&metav1.Status{}, &metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{},
+	}...)
 }
 
 // Config is the configuration of the batch apiserver.

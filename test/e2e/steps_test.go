@@ -136,7 +136,8 @@ func stepGetColumns(t *testing.T, k framework.Kubectl) {
 
 	out = k.MustRun(t, "get", "bjob", "-o", "wide")
 	tb = parseTable(t, out)
-	if want := []string{"NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"}; !slices.Equal(tb.columns, want) {
+	// MANAGED-BY is ours alone (docs/deviations.md).
+	if want := []string{"NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE", "CONTAINERS", "IMAGES", "SELECTOR", "MANAGED-BY"}; !slices.Equal(tb.columns, want) {
 		t.Errorf("wide columns %v, want %v", tb.columns, want)
 	}
 	for i := range jobs {
@@ -152,6 +153,7 @@ func stepGetColumns(t *testing.T, k framework.Kubectl) {
 			"CONTAINERS": strings.Join(names, ","),
 			"IMAGES":     strings.Join(images, ","),
 			"SELECTOR":   "batch.jobs.dev/controller-uid=" + uid,
+			"MANAGED-BY": ptr.Deref(job.Spec.ManagedBy, ""),
 		}
 		for col, v := range want {
 			if row[col] != v {

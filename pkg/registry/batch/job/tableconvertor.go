@@ -13,14 +13,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 )
 
 // jobColumnDefinitions are the columns kube-apiserver 1.37 serves for
 // batch/v1 Jobs (pkg/printers/internalversion AddHandlers), every one of type
-// string. The descriptions come from the same swagger docs so that clients
-// see the same text.
+// string, followed by our wide MANAGED-BY column. The descriptions come from
+// the same swagger docs so that clients see the same text.
 var jobColumnDefinitions = func() []metav1.TableColumnDefinition {
 	metaDocs := metav1.ObjectMeta{}.SwaggerDoc()
 	const wide = 1 // the priority of the columns `kubectl get -o wide` adds
@@ -33,6 +34,9 @@ var jobColumnDefinitions = func() []metav1.TableColumnDefinition {
 		{Name: "Containers", Priority: wide, Description: "Names of each container in the template."},
 		{Name: "Images", Priority: wide, Description: "Images referenced by each container in the template."},
 		{Name: "Selector", Priority: wide, Description: batchv1.JobSpec{}.SwaggerDoc()["selector"]},
+		// Ours alone (docs/deviations.md): which controller runs the Job, so
+		// that a Job left to a controller the cluster does not run shows.
+		{Name: "Managed-By", Priority: wide, Description: batchv1.JobSpec{}.SwaggerDoc()["managedBy"]},
 	}
 	for i := range columns {
 		columns[i].Type = "string"
@@ -94,8 +98,9 @@ func (c tableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object, 
 }
 
 // jobRow builds the cells NAME, STATUS, COMPLETIONS, DURATION, AGE,
-// CONTAINERS, IMAGES, SELECTOR for one Job. The row keeps the object so the
-// API server can attach it (or its metadata) for -o wide and --show-labels.
+// CONTAINERS, IMAGES, SELECTOR, MANAGED-BY for one Job. The row keeps the
+// object so the API server can attach it (or its metadata) for -o wide and
+// --show-labels.
 func (c tableConvertor) jobRow(job *batch.Job) metav1.TableRow {
 	names, images := containerCells(job.Spec.Template.Spec.Containers)
 	return metav1.TableRow{
@@ -108,6 +113,9 @@ func (c tableConvertor) jobRow(job *batch.Job) metav1.TableRow {
 			names,
 			images,
 			metav1.FormatLabelSelector(job.Spec.Selector),
+			// Shown as stored, the reserved kubernetes.io/job-controller
+			// too; empty when unset.
+			ptr.Deref(job.Spec.ManagedBy, ""),
 		},
 		Object: runtime.RawExtension{Object: job},
 	}

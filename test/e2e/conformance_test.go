@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,7 +135,7 @@ func TestManagedByConformance(t *testing.T) {
 			}
 			cfg.Dynamic, cfg.Discovery = conformanceClients(t)
 
-			row, err := runConformance(ctx, t, cfg)
+			row, err := managedby.Run(ctx, cfg)
 			if err != nil {
 				t.Errorf("the kit could not measure %s: %v", target.resource, err)
 			}
@@ -148,79 +146,6 @@ func TestManagedByConformance(t *testing.T) {
 			}
 		})
 	}
-}
-
-// conformanceAttempts bounds how often the kit measures a cell whose probe
-// lost a race with a controller.
-const conformanceAttempts = 10
-
-// conflictDetail is how the kit records a 409 Conflict answer.
-const conflictDetail = "HTTP 409 Conflict"
-
-// runConformance runs the kit and measures again the cells whose probes
-// lost a race with a controller. The kit updates an object created without
-// the field from the copy it created, and a Job controller may write that
-// object in between (it is the controller's); the server then answers 409
-// Conflict and the probe could not run. The measurements again leave out the
-// reconcile probes, which write nothing and were measured already; their
-// cells replace only the cells that lost the race. Every other error is
-// returned, and so is the race when it is lost every time.
-func runConformance(ctx context.Context, t *testing.T, cfg managedby.Config) (managedby.Row, error) {
-	t.Helper()
-	row, err := managedby.Run(ctx, cfg)
-	errs := withoutConflicts(err)
-	again := cfg
-	again.Reconcile = false
-	for attempt := 1; ; attempt++ {
-		cells := conflictedCells(row)
-		if len(cells) == 0 {
-			return row, errors.Join(errs...)
-		}
-		if attempt == conformanceAttempts {
-			return row, errors.Join(append(errs, fmt.Errorf("the probes of %v lost a race with a controller (409 Conflict) %d times", cells, attempt))...)
-		}
-		t.Logf("attempt %d: the probes of %v lost a race with a controller (409 Conflict); measuring them again", attempt, cells)
-		retry, err := managedby.Run(ctx, again)
-		errs = append(errs, withoutConflicts(err)...)
-		for _, cell := range cells {
-			row.Evidence[cell] = retry.Evidence[cell]
-		}
-		row.Cells = managedby.CellsFrom(row.Evidence)
-	}
-}
-
-// conflictedCells returns, sorted, the cells of which a probe could not run
-// because of a 409 Conflict.
-func conflictedCells(row managedby.Row) []string {
-	var cells []string
-	for cell, evidence := range row.Evidence {
-		if slices.ContainsFunc(evidence, func(e managedby.Evidence) bool {
-			return e.Result == managedby.Failed && strings.Contains(e.Detail, conflictDetail)
-		}) {
-			cells = append(cells, cell)
-		}
-	}
-	slices.Sort(cells)
-	return cells
-}
-
-// withoutConflicts returns the errors joined in err, less the probes that
-// could not run because of a 409 Conflict.
-func withoutConflicts(err error) []error {
-	if err == nil {
-		return nil
-	}
-	all := []error{err}
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		all = joined.Unwrap()
-	}
-	var kept []error
-	for _, e := range all {
-		if !strings.Contains(e.Error(), conflictDetail) {
-			kept = append(kept, e)
-		}
-	}
-	return kept
 }
 
 // readExpectedCells reads testdata/conformance/<name>.json, which holds the

@@ -166,12 +166,21 @@ type changeFunc func(ctx context.Context, obj *unstructured.Unstructured, value 
 
 // changeByUpdate replaces the whole object (PUT).
 func (p *prober) changeByUpdate(ctx context.Context, obj *unstructured.Unstructured, value string) error {
-	obj = obj.DeepCopy()
-	if err := unstructured.SetNestedField(obj.Object, value, p.field...); err != nil {
-		return fmt.Errorf("setting %s: %w", strings.Join(p.field, "."), err)
-	}
-	_, err := p.client().Update(ctx, obj, metav1.UpdateOptions{})
-	return err
+	// The resource's own controller may write an object it reconciles (one
+	// created without the field) right after its creation: change the copy
+	// the server has now, as any client would, so that the answer is about
+	// the field and not a lost race.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := p.client().Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(current.Object, value, p.field...); err != nil {
+			return fmt.Errorf("setting %s: %w", strings.Join(p.field, "."), err)
+		}
+		_, err = p.client().Update(ctx, current, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // changeByPatch returns a change through a patch of type pt built by body.

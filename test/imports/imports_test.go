@@ -19,13 +19,17 @@ const kubernetes = "k8s.io/kubernetes"
 // allowed are the k8s.io/kubernetes packages the main module's code may
 // import: the pod template's validation, defaults, warnings, dropped fields
 // and the feature gates they read (openshift-apiserver's route for pod
-// templates). What they import in turn is theirs to choose.
+// templates), and the capabilities switch --allow-privileged sets. What
+// they import in turn is theirs to choose.
 var allowed = map[string]bool{
 	"k8s.io/kubernetes/pkg/apis/core":            true,
 	"k8s.io/kubernetes/pkg/apis/core/v1":         true,
 	"k8s.io/kubernetes/pkg/apis/core/validation": true,
 	"k8s.io/kubernetes/pkg/api/pod":              true,
 	"k8s.io/kubernetes/pkg/features":             true,
+	// The process-wide switch core validation reads for privileged
+	// containers, set from --allow-privileged as kube-apiserver sets it.
+	"k8s.io/kubernetes/pkg/capabilities": true,
 }
 
 // allowedInTests are the upstream packages test files may import on top of

@@ -34,6 +34,7 @@ import (
 	baseversion "k8s.io/component-base/version"
 	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/capabilities"
 	"k8s.io/utils/clock"
 
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
@@ -65,6 +66,10 @@ type Options struct {
 	// ServiceNames are extra DNS names (or IPs) put in the standalone serving
 	// certificate, e.g. the APIService's <service>.<namespace>.svc.
 	ServiceNames []string
+
+	// AllowPrivileged lets pod templates ask for privileged containers, as
+	// kube-apiserver's --allow-privileged does (default false there too).
+	AllowPrivileged bool
 
 	// Controller holds the flags of the embedded Job controller.
 	Controller *ControllerOptions
@@ -148,6 +153,9 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	standalone.StringSliceVar(&o.ServiceNames, "standalone-serving-names", o.ServiceNames,
 		"Extra DNS names or IPs for the standalone serving certificate. Standalone mode only.")
 
+	fss.FlagSet("generic").BoolVar(&o.AllowPrivileged, "allow-privileged", o.AllowPrivileged,
+		"If true, the pod templates of Jobs may ask for privileged containers, as with kube-apiserver's --allow-privileged (kubeadm clusters set it to true). The setting is process-wide.")
+
 	o.Controller.AddFlags(fss.FlagSet("controller"))
 
 	global := fss.FlagSet("global")
@@ -220,6 +228,9 @@ func terminalColumns(w io.Writer) int {
 
 // Complete fills in what depends on the run mode.
 func (o *Options) Complete() error {
+	// Core validation reads the privileged switch from this process-wide
+	// setting, which only its first setter decides.
+	capabilities.Setup(o.AllowPrivileged, 0)
 	o.standalone = len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) == 0
 	if o.RecommendedOptions.CoreAPI != nil {
 		o.hostKubeconfig = o.RecommendedOptions.CoreAPI.CoreAPIKubeconfigPath

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -35,6 +36,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	componentbaseconfig "k8s.io/component-base/config"
 )
 
@@ -209,6 +212,88 @@ func TestConcurrentJobSyncsFlag(t *testing.T) {
 	}
 }
 
+// TestKubeAPIRateFlags checks --kube-api-qps and --kube-api-burst: their
+// defaults (KEP-2307's 100 QPS, not kube-controller-manager's 20/30) and
+// what Validate refuses.
+func TestKubeAPIRateFlags(t *testing.T) {
+	type result struct {
+		QPS    float32
+		Burst  int32
+		Errors int
+	}
+	cases := map[string]struct {
+		args []string
+		want result
+	}{
+		"defaults":                     {want: result{QPS: 100, Burst: 200}},
+		"kube-controller-manager's":    {args: []string{"--kube-api-qps=20", "--kube-api-burst=30"}, want: result{QPS: 20, Burst: 30}},
+		"fractional qps":               {args: []string{"--kube-api-qps=0.5", "--kube-api-burst=1"}, want: result{QPS: 0.5, Burst: 1}},
+		"no limit":                     {args: []string{"--kube-api-qps=-1", "--kube-api-burst=0"}, want: result{QPS: -1, Burst: 0}},
+		"qps 0 would be client-go's 5": {args: []string{"--kube-api-qps=0"}, want: result{QPS: 0, Burst: 200, Errors: 1}},
+		"burst 0 with a limit":         {args: []string{"--kube-api-burst=0"}, want: result{QPS: 100, Burst: 0, Errors: 1}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := parseOptions(t, tc.args...)
+			got := result{QPS: o.Controller.KubeAPIQPS, Burst: o.Controller.KubeAPIBurst, Errors: len(o.Controller.Validate())}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestControllerClientsShareOneBudget checks that the controller's host
+// client draws on the limiter its Job status writes use (one budget for
+// every write, as kube-controller-manager's job controller has), and that
+// the informers' client has a limiter of its own at the same rate.
+func TestControllerClientsShareOneBudget(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["host"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:6443"}
+	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: "t"}
+	cfg.Contexts["host"] = &clientcmdapi.Context{Cluster: "host", AuthInfo: "sa"}
+	cfg.CurrentContext = "host"
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		qps       float32
+		burst     int32
+		wantLimit bool
+	}{
+		"limited":   {qps: 7, burst: 9, wantLimit: true},
+		"unlimited": {qps: -1, burst: 0, wantLimit: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := NewControllerOptions()
+			opts.LeaderElection.LeaderElect = false
+			opts.KubeAPIQPS, opts.KubeAPIBurst = tc.qps, tc.burst
+			r, err := newJobControllerRunner(opts, jobControllerPlan{Run: true, Kubeconfig: kubeconfig, Identity: "id"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			writes := r.kubeClient.CoreV1().RESTClient().GetRateLimiter()
+			informers := r.informerClient.CoreV1().RESTClient().GetRateLimiter()
+			if !tc.wantLimit {
+				if r.writes != nil || writes != nil || informers != nil {
+					t.Fatalf("limiters: shared %v, host writes %v, informers %v; want none", r.writes, writes, informers)
+				}
+				return
+			}
+			if r.writes == nil || writes != r.writes {
+				t.Fatalf("host writes' limiter %p, shared %p: want the shared one", writes, r.writes)
+			}
+			if informers == nil || informers == r.writes {
+				t.Fatalf("informers' limiter %p, shared %p: want one of their own", informers, r.writes)
+			}
+			if got := []float32{writes.QPS(), informers.QPS()}; !cmp.Equal(got, []float32{tc.qps, tc.qps}) {
+				t.Errorf("QPS of writes, informers = %v, want %v each", got, tc.qps)
+			}
+		})
+	}
+}
+
 func TestValidateLeaderElection(t *testing.T) {
 	cases := map[string]struct {
 		args       []string
@@ -347,6 +432,8 @@ func TestHelpSections(t *testing.T) {
 	want := map[string][]string{
 		"controllers":          {"Controller"},
 		"concurrent-job-syncs": {"Controller"},
+		"kube-api-qps":         {"Controller"},
+		"kube-api-burst":       {"Controller"},
 		"leader-elect":         {"Controller"},
 		"kubeconfig":           {"Generic"},
 		"data-dir":             {"Standalone"},

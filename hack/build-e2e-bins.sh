@@ -13,9 +13,10 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-# Builds the host-cluster binaries the e2e tests run against (kube-apiserver,
-# kube-controller-manager, kubectl) from the k8s.io/kubernetes version pinned
-# in hack/tools/go.mod, into _output/bin/.
+# Builds the host-cluster binaries the e2e tests and the scale benchmark run
+# against (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl)
+# from the k8s.io/kubernetes version pinned in hack/tools/go.mod, into
+# _output/bin/.
 #
 # The build is skipped when _output/bin/.version matches the pinned version and
 # the hash of hack/tools/go.mod + go.sum and every binary exists. Set FORCE=1 to
@@ -32,12 +33,12 @@ cd "${REPO_ROOT}"
 TOOLS_DIR="hack/tools"
 BIN_DIR="${REPO_ROOT}/_output/bin"
 STAMP="${BIN_DIR}/.version"
-BINARIES=(kube-apiserver kube-controller-manager kubectl)
+BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 
 # A go.work higher up must not pull the tools module into a workspace (or the
 # main module into this build).
 export GOWORK=off
-# Upstream builds these three binaries statically.
+# Upstream builds these binaries statically.
 export CGO_ENABLED=0
 
 log() { echo "+++ [build-e2e-bins] $*"; }
@@ -109,7 +110,7 @@ for b in "${BINARIES[@]}"; do
 done
 
 # Fail here, not in the e2e tests, if the version did not get stamped.
-for b in kube-apiserver kube-controller-manager; do
+for b in kube-apiserver kube-controller-manager kube-scheduler; do
 	out="$("${BIN_DIR}/${b}" --version)"
 	[[ "${out}" == "Kubernetes ${KUBE_VERSION}" ]] || die "${b} --version printed '${out}', want 'Kubernetes ${KUBE_VERSION}'"
 done

@@ -1,5 +1,6 @@
-// Module for the binaries the e2e tests run against: kube-apiserver,
-// kube-controller-manager and kubectl built from k8s.io/kubernetes.
+// Module for the binaries the e2e tests and the scale benchmark run against:
+// kube-apiserver, kube-controller-manager, kube-scheduler and kubectl built
+// from k8s.io/kubernetes.
 // It is a separate module so that the main module gets only the few
 // k8s.io/kubernetes packages it may import (the core pod-template packages,
 // guarded by test/imports) and never the commands; nothing in the main
@@ -12,6 +13,7 @@ go 1.26.8
 tool (
 	k8s.io/kubernetes/cmd/kube-apiserver
 	k8s.io/kubernetes/cmd/kube-controller-manager
+	k8s.io/kubernetes/cmd/kube-scheduler
 	k8s.io/kubernetes/cmd/kubectl
 )
 

@@ -121,6 +121,9 @@ type Cluster struct {
 	KubeAPIServer *Process
 	// KubeControllerManager is the kube-controller-manager process.
 	KubeControllerManager *Process
+	// ControllerManagerURL is kube-controller-manager's address (its
+	// /metrics takes the admin user's client certificate).
+	ControllerManagerURL string
 	// BatchFlags are the flags the batch-apiserver binary knows (from its
 	// --help), so that the harness turns on only what the binary has.
 	BatchFlags map[string]bool
@@ -131,6 +134,9 @@ type Cluster struct {
 
 	etcd  *embeddedetcd.Server
 	procs []*Process
+	opts  ClusterOptions
+	// kubeAPIServerArgs are kube-apiserver's flags, for a restart.
+	kubeAPIServerArgs []string
 }
 
 // StartCluster starts everything and returns when both APIServices are
@@ -153,6 +159,15 @@ type ClusterOptions struct {
 	// the host's garbage collector looks a standalone server's Jobs up in
 	// the aggregated server, does not find them, and deletes their Pods.)
 	NoBatchAPIServer bool
+	// KubeControllers replaces the --controllers list of
+	// kube-controller-manager when it is not empty.
+	KubeControllers []string
+	// KubeControllerManagerArgs are further kube-controller-manager flags
+	// (e.g. --kube-api-qps).
+	KubeControllerManagerArgs []string
+	// BatchAPIServerArgs are further flags of the batch-apiserver behind
+	// the APIServices (e.g. --kube-api-qps); they win over the usual ones.
+	BatchAPIServerArgs []string
 }
 
 // StartClusterWith is StartCluster with opts.
@@ -162,6 +177,7 @@ func StartClusterWith(ctx context.Context, bins *Binaries, dir string, opts Clus
 		Dir:    dir,
 		LogDir: filepath.Join(dir, "logs"),
 		PKIDir: filepath.Join(dir, "pki"),
+		opts:   opts,
 	}
 	defer func() {
 		if err != nil {
@@ -379,28 +395,28 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 		return err
 	}
 
-	p, err := c.start("kube-apiserver", c.Bins.KubeAPIServer,
-		"--etcd-servers="+strings.Join(c.EtcdEndpoints, ","),
+	c.kubeAPIServerArgs = []string{
+		"--etcd-servers=" + strings.Join(c.EtcdEndpoints, ","),
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
-		"--cert-dir="+filepath.Join(c.Dir, "kube-apiserver"),
-		"--tls-cert-file="+c.pki("kube-apiserver.crt"),
-		"--tls-private-key-file="+c.pki("kube-apiserver.key"),
-		"--client-ca-file="+c.ClusterCA.CertFile,
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + filepath.Join(c.Dir, "kube-apiserver"),
+		"--tls-cert-file=" + c.pki("kube-apiserver.crt"),
+		"--tls-private-key-file=" + c.pki("kube-apiserver.key"),
+		"--client-ca-file=" + c.ClusterCA.CertFile,
 		"--authorization-mode=Node,RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+c.pki("sa.pub"),
-		"--service-account-signing-key-file="+c.pki("sa.key"),
+		"--service-account-key-file=" + c.pki("sa.pub"),
+		"--service-account-signing-key-file=" + c.pki("sa.key"),
 		"--service-cluster-ip-range=10.0.0.0/24",
-		"--requestheader-client-ca-file="+c.FrontProxyCA.CertFile,
-		"--requestheader-allowed-names="+FrontProxyClientName,
+		"--requestheader-client-ca-file=" + c.FrontProxyCA.CertFile,
+		"--requestheader-allowed-names=" + FrontProxyClientName,
 		"--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-uid-headers=X-Remote-Uid",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-		"--proxy-client-cert-file="+c.pki(FrontProxyClientName+".crt"),
-		"--proxy-client-key-file="+c.pki(FrontProxyClientName+".key"),
+		"--proxy-client-cert-file=" + c.pki(FrontProxyClientName+".crt"),
+		"--proxy-client-key-file=" + c.pki(FrontProxyClientName+".key"),
 		// Route to the Service, not to its endpoints: with routing on,
 		// kube-apiserver reads EndpointSlices only, and those cannot hold
 		// 127.0.0.1. The ExternalName Service can.
@@ -408,12 +424,24 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 		// kube-apiserver cannot publish 127.0.0.1 in the kubernetes
 		// Service's endpoints either; nothing here needs them.
 		"--endpoint-reconciler-type=none",
-	)
+	}
+	return c.runKubeAPIServer(ctx)
+}
+
+func (c *Cluster) runKubeAPIServer(ctx context.Context) error {
+	p, err := c.start("kube-apiserver", c.Bins.KubeAPIServer, c.kubeAPIServerArgs...)
 	if err != nil {
 		return err
 	}
 	c.KubeAPIServer = p
 	return c.waitHealthy(ctx, p, c.Admin, c.HostURL+"/readyz", 2*time.Minute)
+}
+
+// RestartKubeAPIServer stops kube-apiserver gracefully, starts it again
+// with the same flags and waits until it is ready.
+func (c *Cluster) RestartKubeAPIServer(ctx context.Context) error {
+	c.StopProcess(c.KubeAPIServer)
+	return c.runKubeAPIServer(ctx)
 }
 
 // writeHostKubeconfig writes a kubeconfig for kube-apiserver.
@@ -502,7 +530,7 @@ func (c *Cluster) startBatchAPIServer(ctx context.Context) error {
 	if err := c.writeHostKubeconfig(c.batchKubeconfig, clientcmdapi.AuthInfo{Token: strings.TrimSpace(res.Stdout)}); err != nil {
 		return err
 	}
-	p, err := c.startBatchProcess(ctx, "batch-apiserver", c.BatchPort)
+	p, err := c.startBatchProcess(ctx, "batch-apiserver", c.BatchPort, c.opts.BatchAPIServerArgs...)
 	if err != nil {
 		return err
 	}
@@ -681,7 +709,7 @@ func (c *Cluster) StopProcess(p *Process) {
 // again on its port (after KillProcess) and waits until the APIServices are
 // Available again.
 func (c *Cluster) RestartBatchAPIServer(ctx context.Context) error {
-	p, err := c.startBatchProcess(ctx, "batch-apiserver", c.BatchPort)
+	p, err := c.startBatchProcess(ctx, "batch-apiserver", c.BatchPort, c.opts.BatchAPIServerArgs...)
 	if err != nil {
 		return err
 	}
@@ -820,17 +848,21 @@ func (c *Cluster) startKubeControllerManager(ctx context.Context) error {
 		return err
 	}
 	kubeconfig := filepath.Join(c.Dir, "kube-controller-manager.kubeconfig")
-	p, err := c.start("kube-controller-manager", c.Bins.KubeControllerManager,
-		"--kubeconfig="+kubeconfig,
-		"--authentication-kubeconfig="+kubeconfig,
-		"--authorization-kubeconfig="+kubeconfig,
+	controllers := "garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,clusterrole-aggregation-controller,job-controller,ttl-after-finished-controller,pod-garbage-collector-controller"
+	if len(c.opts.KubeControllers) > 0 {
+		controllers = strings.Join(c.opts.KubeControllers, ",")
+	}
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
 		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
-		"--cert-dir="+filepath.Join(c.Dir, "kube-controller-manager"),
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + filepath.Join(c.Dir, "kube-controller-manager"),
 		"--leader-elect=false",
 		"--use-service-account-credentials=true",
-		"--service-account-private-key-file="+c.pki("sa.key"),
-		"--root-ca-file="+c.ClusterCA.CertFile,
+		"--service-account-private-key-file=" + c.pki("sa.key"),
+		"--root-ca-file=" + c.ClusterCA.CertFile,
 		// The garbage collector and the namespace controller are what the
 		// tests exercise; the ServiceAccount controllers give each
 		// namespace its default ServiceAccount (Pods need it) and the
@@ -842,12 +874,14 @@ func (c *Cluster) startKubeControllerManager(ctx context.Context) error {
 		// node will ever run: it marks a deleted unscheduled Pod Failed
 		// and removes it, so that a Job with a podFailurePolicy (whose
 		// controller waits for deleted Pods to be terminal) lets go of it.
-		"--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,clusterrole-aggregation-controller,job-controller,ttl-after-finished-controller,pod-garbage-collector-controller",
-	)
+		"--controllers=" + controllers,
+	}
+	p, err := c.start("kube-controller-manager", c.Bins.KubeControllerManager, append(args, c.opts.KubeControllerManagerArgs...)...)
 	if err != nil {
 		return err
 	}
 	c.KubeControllerManager = p
+	c.ControllerManagerURL = "https://127.0.0.1:" + strconv.Itoa(port)
 	// kube-controller-manager's certificate is self-signed in --cert-dir;
 	// only its health matters here.
 	cfg := &rest.Config{Host: "https://127.0.0.1:" + strconv.Itoa(port), TLSClientConfig: rest.TLSClientConfig{Insecure: true}}

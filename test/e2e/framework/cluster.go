@@ -437,10 +437,9 @@ func (c *Cluster) runKubeAPIServer(ctx context.Context) error {
 	return c.waitHealthy(ctx, p, c.Admin, c.HostURL+"/readyz", 2*time.Minute)
 }
 
-// RestartKubeAPIServer stops kube-apiserver gracefully, starts it again
-// with the same flags and waits until it is ready.
+// RestartKubeAPIServer starts kube-apiserver again with the same flags
+// (after KillProcess or StopProcess) and waits until it is ready.
 func (c *Cluster) RestartKubeAPIServer(ctx context.Context) error {
-	c.StopProcess(c.KubeAPIServer)
 	return c.runKubeAPIServer(ctx)
 }
 

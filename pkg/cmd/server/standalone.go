@@ -17,26 +17,18 @@ limitations under the License.
 package server
 
 import (
-	"crypto"
-	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"io/fs"
-	"math/big"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	certutil "k8s.io/client-go/util/cert"
-	"k8s.io/client-go/util/keyutil"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/certs"
 )
 
 const (
@@ -120,7 +112,7 @@ func ensureStandaloneCerts(dataDir string, serviceNames []string, now time.Time)
 		return nil, fmt.Errorf("restricting permissions of %s: %w", dir, err)
 	}
 
-	certs := &StandaloneCerts{
+	c := &StandaloneCerts{
 		CAFile:           filepath.Join(dir, "ca.crt"),
 		CAKeyFile:        filepath.Join(dir, "ca.key"),
 		ServingCAFile:    filepath.Join(dir, "serving-ca.crt"),
@@ -131,287 +123,35 @@ func ensureStandaloneCerts(dataDir string, serviceNames []string, now time.Time)
 		AdminKeyFile:     filepath.Join(dir, "admin.key"),
 	}
 
-	clientCA, err := ensureStandaloneCA(certs.CAFile, certs.CAKeyFile, "batch-apiserver-client-ca", now)
+	clientCA, err := certs.FilePair{CertFile: c.CAFile, KeyFile: c.CAKeyFile}.
+		EnsureCA("batch-apiserver-client-ca", now, standaloneRenewBefore)
 	if err != nil {
 		return nil, err
 	}
-	servingCA, err := ensureStandaloneCA(certs.ServingCAFile, certs.ServingCAKeyFile, "batch-apiserver-serving-ca", now)
+	servingCA, err := certs.FilePair{CertFile: c.ServingCAFile, KeyFile: c.ServingCAKeyFile}.
+		EnsureCA("batch-apiserver-serving-ca", now, standaloneRenewBefore)
 	if err != nil {
 		return nil, err
 	}
 
-	serving := standaloneLeafSpec{
-		commonName: "batch-apiserver",
-		usage:      x509.ExtKeyUsageServerAuth,
-		dnsNames:   []string{"localhost"},
-		ips:        []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback},
-	}
-	for _, name := range serviceNames {
-		if ip := net.ParseIP(name); ip != nil {
-			serving.ips = append(serving.ips, ip)
-		} else if name != "" {
-			serving.dnsNames = append(serving.dnsNames, name)
-		}
-	}
-	if err := ensureStandaloneLeaf(certs.ServingCertFile, certs.ServingKeyFile, servingCA, serving, now); err != nil {
-		return nil, err
-	}
-
-	admin := standaloneLeafSpec{
-		commonName:   StandaloneAdminUser,
-		organization: []string{StandaloneAdminGroup},
-		usage:        x509.ExtKeyUsageClientAuth,
-	}
-	if err := ensureStandaloneLeaf(certs.AdminCertFile, certs.AdminKeyFile, clientCA, admin, now); err != nil {
-		return nil, err
-	}
-	return certs, nil
-}
-
-// standaloneKeyPair is a parsed certificate with its private key.
-type standaloneKeyPair struct {
-	cert *x509.Certificate
-	key  crypto.Signer
-}
-
-// errStandaloneUnusable marks a certificate or key file that exists but
-// cannot be used, so that it is replaced rather than reported.
-var errStandaloneUnusable = errors.New("unusable certificate or key")
-
-// loadStandaloneKeyPair reads a certificate and its key. It returns an error
-// wrapping fs.ErrNotExist when a file is missing and errStandaloneUnusable
-// when the files do not hold a matching certificate and key.
-func loadStandaloneKeyPair(certFile, keyFile string) (*standaloneKeyPair, error) {
-	certPEM, err := os.ReadFile(certFile)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", certFile, err)
-	}
-	keyPEM, err := os.ReadFile(keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", keyFile, err)
-	}
-	// X509KeyPair also checks that the key belongs to the certificate.
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s and %s: %w", errStandaloneUnusable, certFile, keyFile, err)
-	}
-	leaf := pair.Leaf
-	if leaf == nil {
-		// Leaf is nil when GODEBUG has x509keypairleaf=0.
-		if leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", errStandaloneUnusable, certFile, err)
-		}
-	}
-	key, ok := pair.PrivateKey.(crypto.Signer)
-	if !ok {
-		return nil, fmt.Errorf("%w: %s: key of type %T cannot sign", errStandaloneUnusable, keyFile, pair.PrivateKey)
-	}
-	return &standaloneKeyPair{cert: leaf, key: key}, nil
-}
-
-// loadStandaloneKeyPairForReuse returns the key pair in the files, nil if it
-// has to be generated, or an error that regenerating would not cure (such as
-// a permission error).
-func loadStandaloneKeyPairForReuse(certFile, keyFile string) (*standaloneKeyPair, error) {
-	kp, err := loadStandaloneKeyPair(certFile, keyFile)
-	switch {
-	case err == nil:
-		// An existing key might have been created or copied with a wider mode.
-		if err := os.Chmod(keyFile, 0o600); err != nil {
-			return nil, fmt.Errorf("restricting permissions of %s: %w", keyFile, err)
-		}
-		return kp, nil
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, errStandaloneUnusable):
-		return nil, nil
-	default:
-		return nil, err
-	}
-}
-
-// ensureStandaloneCA returns the CA in certFile and keyFile, replacing it by a
-// new self-signed one when it is missing, unusable or close to expiry.
-func ensureStandaloneCA(certFile, keyFile, commonName string, now time.Time) (*standaloneKeyPair, error) {
-	kp, err := loadStandaloneKeyPairForReuse(certFile, keyFile)
+	serving := certs.ServingSpec("batch-apiserver", append([]string{"localhost", "127.0.0.1", "::1"}, serviceNames...)...)
+	err = certs.FilePair{CertFile: c.ServingCertFile, KeyFile: c.ServingKeyFile}.
+		EnsureLeaf(servingCA, serving, now, standaloneLeafValidity, standaloneRenewBefore)
 	if err != nil {
 		return nil, err
 	}
-	if kp != nil && kp.cert.IsCA && kp.cert.CheckSignatureFrom(kp.cert) == nil && standaloneValidAt(kp.cert, now) {
-		return kp, nil
-	}
 
-	key, keyPEM, err := newStandalonePrivateKey()
-	if err != nil {
-		return nil, fmt.Errorf("generating key for %s: %w", certFile, err)
+	admin := certs.LeafSpec{
+		CommonName:   StandaloneAdminUser,
+		Organization: []string{StandaloneAdminGroup},
+		Usage:        x509.ExtKeyUsageClientAuth,
 	}
-	caCert, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: commonName, NotBefore: now}, key)
+	err = certs.FilePair{CertFile: c.AdminCertFile, KeyFile: c.AdminKeyFile}.
+		EnsureLeaf(clientCA, admin, now, standaloneLeafValidity, standaloneRenewBefore)
 	if err != nil {
-		return nil, fmt.Errorf("creating CA certificate %s: %w", certFile, err)
-	}
-	if err := writeStandaloneKeyPair(certFile, keyFile, caCert, keyPEM); err != nil {
 		return nil, err
 	}
-	return &standaloneKeyPair{cert: caCert, key: key}, nil
-}
-
-// standaloneLeafSpec is what a leaf certificate must say.
-type standaloneLeafSpec struct {
-	commonName   string
-	organization []string
-	usage        x509.ExtKeyUsage
-	dnsNames     []string
-	ips          []net.IP
-}
-
-// ensureStandaloneLeaf makes sure certFile and keyFile hold a certificate
-// signed by ca that matches spec and is not close to expiry, and issues a new
-// one otherwise.
-func ensureStandaloneLeaf(certFile, keyFile string, ca *standaloneKeyPair, spec standaloneLeafSpec, now time.Time) error {
-	kp, err := loadStandaloneKeyPairForReuse(certFile, keyFile)
-	if err != nil {
-		return err
-	}
-	if kp != nil && standaloneLeafMatches(kp.cert, ca.cert, spec, now) {
-		return nil
-	}
-
-	key, keyPEM, err := newStandalonePrivateKey()
-	if err != nil {
-		return fmt.Errorf("generating key for %s: %w", certFile, err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		return fmt.Errorf("generating serial number for %s: %w", certFile, err)
-	}
-	notAfter := now.Add(standaloneLeafValidity)
-	// A certificate cannot outlive its issuer.
-	if notAfter.After(ca.cert.NotAfter) {
-		notAfter = ca.cert.NotAfter
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial.Add(serial, big.NewInt(1)),
-		Subject:               pkix.Name{CommonName: spec.commonName, Organization: spec.organization},
-		NotBefore:             now.UTC(),
-		NotAfter:              notAfter.UTC(),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{spec.usage},
-		BasicConstraintsValid: true,
-		DNSNames:              spec.dnsNames,
-		IPAddresses:           spec.ips,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
-	if err != nil {
-		return fmt.Errorf("signing certificate %s: %w", certFile, err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return fmt.Errorf("parsing new certificate %s: %w", certFile, err)
-	}
-	return writeStandaloneKeyPair(certFile, keyFile, leaf, keyPEM)
-}
-
-// standaloneLeafMatches reports whether leaf can be kept: it chains to ca for
-// the wanted usage, is not close to expiry, and names exactly what spec says.
-func standaloneLeafMatches(leaf, ca *x509.Certificate, spec standaloneLeafSpec, now time.Time) bool {
-	roots := x509.NewCertPool()
-	roots.AddCert(ca)
-	opts := x509.VerifyOptions{Roots: roots, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{spec.usage}}
-	if _, err := leaf.Verify(opts); err != nil {
-		return false
-	}
-	if !standaloneValidAt(leaf, now) {
-		return false
-	}
-	if leaf.Subject.CommonName != spec.commonName || !slices.Equal(leaf.Subject.Organization, spec.organization) {
-		return false
-	}
-	return standaloneSameNames(leaf.DNSNames, spec.dnsNames) &&
-		standaloneSameNames(standaloneIPStrings(leaf.IPAddresses), standaloneIPStrings(spec.ips))
-}
-
-// standaloneValidAt reports whether cert is valid at now and stays valid for
-// longer than the renewal margin.
-func standaloneValidAt(cert *x509.Certificate, now time.Time) bool {
-	return !now.Before(cert.NotBefore) && cert.NotAfter.Sub(now) > standaloneRenewBefore
-}
-
-// standaloneSameNames compares two name lists as sets.
-func standaloneSameNames(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(slices.Compact(a), slices.Compact(b))
-}
-
-func standaloneIPStrings(ips []net.IP) []string {
-	out := make([]string, 0, len(ips))
-	for _, ip := range ips {
-		out = append(out, ip.String())
-	}
-	return out
-}
-
-// newStandalonePrivateKey generates an ECDSA P-256 key and returns it parsed
-// and PEM encoded.
-func newStandalonePrivateKey() (crypto.Signer, []byte, error) {
-	keyPEM, err := keyutil.MakeEllipticPrivateKeyPEM()
-	if err != nil {
-		return nil, nil, err
-	}
-	key, err := keyutil.ParsePrivateKeyPEM(keyPEM)
-	if err != nil {
-		return nil, nil, err
-	}
-	signer, ok := key.(crypto.Signer)
-	if !ok {
-		return nil, nil, fmt.Errorf("generated key of type %T cannot sign", key)
-	}
-	return signer, keyPEM, nil
-}
-
-// writeStandaloneKeyPair writes the key first: if the process dies in
-// between, the certificate no longer matches the key and both are replaced on
-// the next start.
-func writeStandaloneKeyPair(certFile, keyFile string, cert *x509.Certificate, keyPEM []byte) error {
-	if err := writeStandaloneFile(keyFile, keyPEM, 0o600); err != nil {
-		return err
-	}
-	certPEM, err := certutil.EncodeCertificates(cert)
-	if err != nil {
-		return fmt.Errorf("encoding %s: %w", certFile, err)
-	}
-	return writeStandaloneFile(certFile, certPEM, 0o644)
-}
-
-// writeStandaloneFile replaces path with data atomically, so that a reader
-// never sees a partial file, and so that the result has mode perm even when
-// path existed with another one.
-func writeStandaloneFile(path string, data []byte, perm os.FileMode) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(perm); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return c, nil
 }
 
 // WriteAdminKubeconfig writes to path a kubeconfig that reaches serverURL (an
@@ -421,7 +161,7 @@ func writeStandaloneFile(path string, data []byte, perm os.FileMode) (err error)
 // StandaloneKubeconfigUser, and the context is the current one. The file is
 // replaced if it exists and always ends up with mode 0600, since it holds a
 // private key.
-func WriteAdminKubeconfig(path, serverURL string, certs *StandaloneCerts) error {
+func WriteAdminKubeconfig(path, serverURL string, c *StandaloneCerts) error {
 	u, err := url.Parse(serverURL)
 	if err != nil {
 		return fmt.Errorf("writing kubeconfig %s: parsing server URL %q: %w", path, serverURL, err)
@@ -429,19 +169,19 @@ func WriteAdminKubeconfig(path, serverURL string, certs *StandaloneCerts) error 
 	if u.Scheme != "https" || u.Host == "" {
 		return fmt.Errorf("writing kubeconfig %s: server URL %q must be https://host[:port]", path, serverURL)
 	}
-	if certs == nil {
+	if c == nil {
 		return fmt.Errorf("writing kubeconfig %s: no certificates", path)
 	}
 
-	caData, err := os.ReadFile(certs.ServingCAFile)
+	caData, err := os.ReadFile(c.ServingCAFile)
 	if err != nil {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
 	}
-	certData, err := os.ReadFile(certs.AdminCertFile)
+	certData, err := os.ReadFile(c.AdminCertFile)
 	if err != nil {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
 	}
-	keyData, err := os.ReadFile(certs.AdminKeyFile)
+	keyData, err := os.ReadFile(c.AdminKeyFile)
 	if err != nil {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
 	}
@@ -468,5 +208,5 @@ func WriteAdminKubeconfig(path, serverURL string, certs *StandaloneCerts) error 
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
 	}
-	return writeStandaloneFile(path, data, 0o600)
+	return certs.WriteFile(path, data, 0o600)
 }

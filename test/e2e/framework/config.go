@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // Environment variables the Makefile's test-e2e target sets.
@@ -21,6 +23,10 @@ const (
 	EnvBatchAPIServerBin = "BATCH_APISERVER_BIN"
 	// EnvBinDir holds kube-apiserver, kube-controller-manager and kubectl.
 	EnvBinDir = "E2E_BIN_DIR"
+	// EnvHostBinDir, when set, holds the host's kube-apiserver and
+	// kube-controller-manager instead of EnvBinDir: an older host for
+	// make test-compat (kubectl still comes from EnvBinDir).
+	EnvHostBinDir = "E2E_HOST_BIN_DIR"
 )
 
 // Binaries are the programs the e2e tier runs.
@@ -30,6 +36,8 @@ type Binaries struct {
 	KubeControllerManager string
 	Kubectl               string
 	BatchAPIServer        string
+	// HostVersion is the version kube-apiserver reports (--version).
+	HostVersion *version.Version
 }
 
 // FindBinaries locates the host-cluster binaries (E2E_BIN_DIR, default
@@ -45,10 +53,14 @@ func FindBinaries(buildDir string) (*Binaries, error) {
 	if binDir == "" {
 		binDir = filepath.Join(root, "_output", "bin")
 	}
+	hostDir := binDir
+	if d := os.Getenv(EnvHostBinDir); d != "" {
+		hostDir = d
+	}
 	b := &Binaries{
 		RepoRoot:              root,
-		KubeAPIServer:         filepath.Join(binDir, "kube-apiserver"),
-		KubeControllerManager: filepath.Join(binDir, "kube-controller-manager"),
+		KubeAPIServer:         filepath.Join(hostDir, "kube-apiserver"),
+		KubeControllerManager: filepath.Join(hostDir, "kube-controller-manager"),
 		Kubectl:               filepath.Join(binDir, "kubectl"),
 	}
 	var missing []string
@@ -58,8 +70,11 @@ func FindBinaries(buildDir string) (*Binaries, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("e2e host binaries missing: %s\nbuild them with `make e2e-bins` (or run the tier with `make test-e2e`, which builds them first); %s selects another directory",
-			strings.Join(missing, ", "), EnvBinDir)
+		return nil, fmt.Errorf("e2e host binaries missing: %s\nbuild them with `make e2e-bins` (or run the tier with `make test-e2e`, which builds them first; `make compat-bins` for %s); %s selects another directory",
+			strings.Join(missing, ", "), EnvHostBinDir, EnvBinDir)
+	}
+	if b.HostVersion, err = hostVersion(b.KubeAPIServer); err != nil {
+		return nil, err
 	}
 
 	b.BatchAPIServer = os.Getenv(EnvBatchAPIServerBin)

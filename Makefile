@@ -112,3 +112,19 @@ verify: ## Fail when generated code, formatting or go.mod are stale.
 
 clean:
 	rm -rf _output/bin/batch-apiserver $(IMAGE_DIR)
+
+# Hosts older than 1.37 (docs/compatibility.md). compat-bins builds
+# kube-apiserver and kube-controller-manager of every hack/compat/v1.*
+# module into _output/compat/<version>/ (cached like e2e-bins); test-compat
+# runs the aggregation and controller scenarios of the e2e tier against each
+# of them and against 1.37.2, writes _output/compat/results.json and prints
+# host version x scenario. COMPAT_HOSTS="v1.34 v1.37" runs only those.
+# Not part of make test.
+.PHONY: compat-bins test-compat
+
+compat-bins: ## Build kube-apiserver and kube-controller-manager 1.34.4, 1.35.4, 1.36.3 into _output/compat (cached; first build several minutes each).
+	bash hack/build-compat-bins.sh
+
+test-compat: build e2e-bins compat-bins ## The aggregation and controller e2e scenarios against hosts 1.34 to 1.37: _output/compat/results.json and a host x scenario table.
+	BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
+		COMPAT_HOSTS="$(COMPAT_HOSTS)" bash hack/compat/test-compat.sh

@@ -41,7 +41,7 @@ const (
 	SecretCABundleKey = "ca.crt"
 	// SecretSigningCAKeyKey holds the key of the CA that signs the serving
 	// certificate. A Secret without it is not ours and is used as is.
-	SecretSigningCAKeyKey = "signing-ca.key"
+	SecretSigningCAKeyKey  = "signing-ca.key"
 	secretSigningCACertKey = "signing-ca.crt"
 	// The CA that will sign next, trusted but not yet signing.
 	secretNextCACertKey = "next-ca.crt"

@@ -1,3 +1,19 @@
+/*
+Copyright The batch-apiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 // Package server turns the command line into a running batch apiserver:
 // options, their completion and validation, and Run.
 package server
@@ -71,6 +87,10 @@ type Options struct {
 	// kube-apiserver's --allow-privileged does (default false there too).
 	AllowPrivileged bool
 
+	// ServingSecret holds the flags of the self-managed serving
+	// certificate of the aggregated mode.
+	ServingSecret *ServingSecretOptions
+
 	// Controller holds the flags of the embedded Job controller.
 	Controller *ControllerOptions
 	// Metrics holds component-base's metrics flags (--disabled-metrics...).
@@ -95,6 +115,9 @@ type Options struct {
 	// mode drops the CoreAPI options: it names the cluster the Job
 	// controller runs Pods in.
 	hostKubeconfig string
+	// servingSecret keeps the serving certificate in step with
+	// --serving-secret; Config sets it, Run runs it.
+	servingSecret *servingSecretSyncer
 }
 
 // NewOptions returns the options with the defaults of the standalone mode.
@@ -104,10 +127,11 @@ func NewOptions(out io.Writer) *Options {
 			defaultEtcdPathPrefix,
 			apiserver.Codecs.LegacyCodec(batchv1.SchemeGroupVersion),
 		),
-		DataDir:    defaultDataDir,
-		Controller: NewControllerOptions(),
-		Metrics:    metrics.NewOptions(),
-		Stdout:     out,
+		DataDir:       defaultDataDir,
+		ServingSecret: NewServingSecretOptions(),
+		Controller:    NewControllerOptions(),
+		Metrics:       metrics.NewOptions(),
+		Stdout:        out,
 	}
 	o.RecommendedOptions.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	o.RecommendedOptions.SecureServing.BindPort = defaultBindPort
@@ -134,6 +158,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	ro.CoreAPI.AddFlags(fss.FlagSet("generic"))
 	ro.Etcd.AddFlags(fss.FlagSet("etcd"))
 	ro.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	o.ServingSecret.AddFlags(fss.FlagSet("secure serving"))
 	ro.Audit.AddFlags(fss.FlagSet("auditing"))
 	ro.Features.AddFlags(fss.FlagSet("features"))
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fss.FlagSet("features"))
@@ -274,6 +299,9 @@ func (o *Options) Validate() error {
 	} else {
 		errs = append(errs, o.RecommendedOptions.Validate()...)
 	}
+	if !o.Standalone() {
+		errs = append(errs, o.ServingSecret.Validate()...)
+	}
 	errs = append(errs, o.Controller.Validate()...)
 	errs = append(errs, o.Metrics.Validate()...)
 	return utilerrors.NewAggregate(errs)
@@ -295,6 +323,19 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 		}
 		o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile = certs.ServingCertFile
 		o.RecommendedOptions.SecureServing.ServerCert.CertKey.KeyFile = certs.ServingKeyFile
+	} else if o.usesServingSecret() {
+		syncer, err := o.ServingSecret.newServingSecretSyncer(o.hostKubeconfig, o.RecommendedOptions.SecureServing.ServerCert.CertDirectory)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := syncer.firstSync(context.Background()); err != nil {
+			return nil, nil, fmt.Errorf("--serving-secret: %w", err)
+		}
+		// One file holds the certificate and its key, replaced at once;
+		// the generic server's dynamic provider reloads it.
+		o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile = syncer.file
+		o.RecommendedOptions.SecureServing.ServerCert.CertKey.KeyFile = syncer.file
+		o.servingSecret = syncer
 	} else if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
 		return nil, nil, fmt.Errorf("creating self-signed certificates: %w", err)
 	}
@@ -371,6 +412,13 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 	return &apiserver.Config{GenericConfig: serverConfig}, certs, nil
 }
 
+// usesServingSecret reports whether the aggregated server serves from
+// --serving-secret: named, and no certificate files given.
+func (o *Options) usesServingSecret() bool {
+	key := o.RecommendedOptions.SecureServing.ServerCert.CertKey
+	return !o.Standalone() && o.ServingSecret.Secret != "" && key.CertFile == "" && key.KeyFile == ""
+}
+
 // ensurePrivateDataDir creates the standalone data dir with mode 0700, and
 // restricts it to 0700 when it exists with a wider mode: it holds the keys,
 // the admin kubeconfig and etcd, and no one else may enter it.
@@ -442,6 +490,9 @@ func (o *Options) Run(ctx context.Context) error {
 	config, certs, err := o.Config()
 	if err != nil {
 		return err
+	}
+	if o.servingSecret != nil {
+		go o.servingSecret.run(ctx, o.ServingSecret.SyncPeriod)
 	}
 	applyShutdown(&config.GenericConfig.Config)
 	server, err := config.Complete().New()

@@ -13,7 +13,9 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-# Makes a CA and a serving certificate for batch-apiserver with openssl:
+# Makes a CA and a serving certificate for batch-apiserver with openssl, for
+# an installation that brings its own serving certificate instead of the one
+# batch-apiserver makes and rotates itself (docs/certificates.md):
 #
 #   hack/gen-certs.sh [OUT_DIR]        (default _output/certs)
 #

@@ -13,18 +13,18 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-# Prints artifacts/deploy/apiservice.yaml with ${CA_BUNDLE} replaced by the
-# base64 of the CA certificate that signed batch-apiserver's serving
-# certificate:
+# Only for a serving certificate of your own (docs/certificates.md): with
+# the self-managed one, batch-apiserver writes the caBundle itself.
+#
+# Prints artifacts/deploy/apiservice.yaml with a caBundle, the base64 of the
+# CA certificate that signed batch-apiserver's serving certificate:
 #
 #   hack/render-apiservice.sh [CA] [APISERVICE_YAML] | kubectl apply -f -
 #
-# or, with --kustomize, the JSON patch that sets that caBundle in both
-# APIServices, which the kustomize base artifacts/deploy/kustomization.yaml
-# applies from apiservice-cabundle.json:
+# or, with --kustomize, the JSON patch that sets that caBundle, for an
+# overlay of artifacts/deploy to apply to both APIServices:
 #
-#   hack/render-apiservice.sh --kustomize [CA] > artifacts/deploy/apiservice-cabundle.json
-#   kubectl apply -k artifacts/deploy
+#   hack/render-apiservice.sh --kustomize [CA] > my-overlay/apiservice-cabundle.json
 #
 # CA is a PEM file or a directory holding ca.crt (default _output/certs, as
 # written by hack/gen-certs.sh). APISERVICE_YAML defaults to the repository's
@@ -41,7 +41,6 @@ if [[ "${1:-}" == "--kustomize" ]]; then
 fi
 CA="${1:-_output/certs}"
 TEMPLATE="${2:-${REPO_ROOT}/artifacts/deploy/apiservice.yaml}"
-PLACEHOLDER='${CA_BUNDLE}'
 
 die() { echo "!!! [render-apiservice] $*" >&2; exit 1; }
 
@@ -55,19 +54,24 @@ command -v openssl >/dev/null 2>&1 || die "openssl not found in PATH"
 # Refuse anything that is not a certificate: a wrong file here only shows up
 # later as an APIService that never becomes Available.
 openssl x509 -in "${CA}" -noout >/dev/null 2>&1 || die "${CA} is not a PEM certificate"
-grep -qF "${PLACEHOLDER}" "${TEMPLATE}" || die "${TEMPLATE} has no ${PLACEHOLDER} placeholder"
+grep -qxF "spec:" "${TEMPLATE}" || die "${TEMPLATE} has no top-level spec: line"
 
 # openssl base64 -A: one line, the same on Linux and macOS (unlike base64 -w0).
 CA_BUNDLE="$(openssl base64 -A -in "${CA}")"
 
 if [[ "${KUSTOMIZE}" == "true" ]]; then
-    # Base64 needs no JSON escaping. "replace" (not "add"): it fails loudly
-    # should the base ever lose the placeholder field.
-    printf '[{"op": "replace", "path": "/spec/caBundle", "value": "%s"}]\n' "${CA_BUNDLE}"
+    # Base64 needs no JSON escaping. "add" sets the field whether or not
+    # it is there.
+    printf '[{"op": "add", "path": "/spec/caBundle", "value": "%s"}]\n' "${CA_BUNDLE}"
     exit 0
 fi
 
-# Plain string replacement (no regular expressions): base64 has '/' and '+'.
+# caBundle goes first in every object's spec; a caBundle already there is
+# dropped, so the output holds exactly one.
 while IFS= read -r line || [[ -n "${line}" ]]; do
-    printf '%s\n' "${line//"${PLACEHOLDER}"/${CA_BUNDLE}}"
+    [[ "${line}" == "  caBundle:"* ]] && continue
+    printf '%s\n' "${line}"
+    if [[ "${line}" == "spec:" ]]; then
+        printf '  caBundle: %s\n' "${CA_BUNDLE}"
+    fi
 done <"${TEMPLATE}"

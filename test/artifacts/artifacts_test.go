@@ -261,6 +261,10 @@ func TestFileContents(t *testing.T) {
 			"ClusterRoleBinding batch-apiserver",
 			"Role batch-system/batch-apiserver:leader-election",
 			"RoleBinding batch-system/batch-apiserver:leader-election",
+			"Role batch-system/batch-apiserver:serving-secret",
+			"RoleBinding batch-system/batch-apiserver:serving-secret",
+			"ClusterRole batch-apiserver:apiservices",
+			"ClusterRoleBinding batch-apiserver:apiservices",
 		},
 		"artifacts/deploy/clusterroles-aggregated.yaml": {
 			"ClusterRole batch-apiserver:aggregate-to-admin",
@@ -321,6 +325,8 @@ func TestRBACBindings(t *testing.T) {
 		"ClusterRoleBinding batch-apiserver":                                                {clusterRole("batch-apiserver"), sa},
 		"RoleBinding kube-system/batch-apiserver:extension-apiserver-authentication-reader": {role("extension-apiserver-authentication-reader"), sa},
 		"RoleBinding batch-system/batch-apiserver:leader-election":                          {role("batch-apiserver:leader-election"), sa},
+		"RoleBinding batch-system/batch-apiserver:serving-secret":                           {role("batch-apiserver:serving-secret"), sa},
+		"ClusterRoleBinding batch-apiserver:apiservices":                                    {clusterRole("batch-apiserver:apiservices"), sa},
 	}
 	got := map[string]binding{}
 	for key, d := range objs {
@@ -433,6 +439,27 @@ func TestServerPermissions(t *testing.T) {
 	if diff := cmp.Diff(wantRole, expand(role.Rules)); diff != "" {
 		t.Errorf("Role %s/batch-apiserver:leader-election permissions (-want +got):\n%s", namespace, diff)
 	}
+
+	// The serving Secret: that one by name; create cannot be limited by
+	// name, so it is limited to batch-system.
+	secretRole := mustGet[*rbacv1.Role](t, objs, "Role", namespace, "batch-apiserver:serving-secret")
+	wantSecret := concat(
+		expand([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"batch-apiserver-serving"}, Verbs: []string{"get", "update"}}}),
+		perms([]string{""}, []string{"secrets"}, "create"),
+	)
+	if diff := cmp.Diff(wantSecret, expand(secretRole.Rules)); diff != "" {
+		t.Errorf("Role %s/batch-apiserver:serving-secret permissions (-want +got):\n%s", namespace, diff)
+	}
+
+	// The caBundle of the two APIServices, by name.
+	apiServices := mustGet[*rbacv1.ClusterRole](t, objs, "ClusterRole", "", "batch-apiserver:apiservices")
+	wantAPIServices := expand([]rbacv1.PolicyRule{{
+		APIGroups: []string{"apiregistration.k8s.io"}, Resources: []string{"apiservices"},
+		ResourceNames: []string{"v1.batch.jobs.dev", "v1beta1.batch.jobs.dev"}, Verbs: []string{"get", "patch", "update"},
+	}})
+	if diff := cmp.Diff(wantAPIServices, expand(apiServices.Rules)); diff != "" {
+		t.Errorf("ClusterRole batch-apiserver:apiservices permissions (-want +got):\n%s", diff)
+	}
 }
 
 // TestAggregatedClusterRoles checks that the built-in admin, edit and view
@@ -516,9 +543,7 @@ func TestDeployment(t *testing.T) {
 		Startup           *probe
 		Liveness          *probe
 		Readiness         *probe
-		ServingSecret     string
-		ServingMount      string
-		ServingMountRO    bool
+		SecretVolumes     []string
 		MaxUnavailable    string
 		ResourceRequests  []corev1.ResourceName
 		ResourceLimits    []corev1.ResourceName
@@ -549,15 +574,10 @@ func TestDeployment(t *testing.T) {
 	if ru := d.Spec.Strategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
 		got.MaxUnavailable = ru.MaxUnavailable.String()
 	}
+	// The serving certificate is read through the API, not mounted.
 	for _, v := range spec.Volumes {
-		if v.Secret == nil || v.Secret.SecretName != "batch-apiserver-serving" {
-			continue
-		}
-		got.ServingSecret = v.Secret.SecretName
-		for _, m := range c.VolumeMounts {
-			if m.Name == v.Name {
-				got.ServingMount, got.ServingMountRO = m.MountPath, m.ReadOnly
-			}
+		if v.Secret != nil {
+			got.SecretVolumes = append(got.SecretVolumes, v.Secret.SecretName)
 		}
 	}
 
@@ -580,9 +600,6 @@ func TestDeployment(t *testing.T) {
 		Startup:          &probe{Scheme: corev1.URISchemeHTTPS, Path: "/livez", Port: port},
 		Liveness:         &probe{Scheme: corev1.URISchemeHTTPS, Path: "/livez", Port: port},
 		Readiness:        &probe{Scheme: corev1.URISchemeHTTPS, Path: "/readyz", Port: port},
-		ServingSecret:    "batch-apiserver-serving",
-		ServingMount:     "/var/run/batch-apiserver/serving",
-		ServingMountRO:   true,
 		MaxUnavailable:   "0",
 		ResourceRequests: []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory},
 		ResourceLimits:   []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory},
@@ -595,7 +612,8 @@ func TestDeployment(t *testing.T) {
 
 // TestDeploymentArgs parses the container's arguments with batch-apiserver's
 // own flags: every flag exists, the server runs in aggregated mode against
-// the example etcd, and serves the mounted certificate on 0.0.0.0:8443.
+// the example etcd, and serves on 0.0.0.0:8443 the certificate of its
+// self-managed Secret, which it writes into the emptyDir at /tmp.
 func TestDeploymentArgs(t *testing.T) {
 	objs := deployObjects(t)
 	d := mustGet[*appsv1.Deployment](t, objs, "Deployment", namespace, appName)
@@ -626,6 +644,10 @@ func TestDeploymentArgs(t *testing.T) {
 		BindPort    int
 		CertFile    string
 		KeyFile     string
+		CertDir     string
+		Secret      string
+		Service     string
+		APIServices []string
 	}
 	ro := o.RecommendedOptions
 	got := summary{
@@ -636,21 +658,26 @@ func TestDeploymentArgs(t *testing.T) {
 		BindPort:    ro.SecureServing.BindPort,
 		CertFile:    ro.SecureServing.ServerCert.CertKey.CertFile,
 		KeyFile:     ro.SecureServing.ServerCert.CertKey.KeyFile,
+		CertDir:     ro.SecureServing.ServerCert.CertDirectory,
+		Secret:      o.ServingSecret.Secret,
+		Service:     o.ServingSecret.Service,
+		APIServices: o.ServingSecret.APIServices,
 	}
 	// Every member of the example etcd, by its stable name.
 	var members []string
 	for i := range ptrValue(sts.Spec.Replicas) {
 		members = append(members, fmt.Sprintf("http://%s-%d.%s.%s.svc:2379", sts.Name, i, sts.Spec.ServiceName, sts.Namespace))
 	}
-	mount := "/var/run/batch-apiserver/serving"
 	want := summary{
 		Standalone:  false,
 		EtcdServers: members,
 		EtcdPrefix:  "/registry/batch.jobs.dev",
 		BindAddress: "0.0.0.0",
 		BindPort:    8443,
-		CertFile:    mount + "/" + corev1.TLSCertKey,
-		KeyFile:     mount + "/" + corev1.TLSPrivateKeyKey,
+		CertDir:     "/tmp/batch-apiserver-serving",
+		Secret:      "batch-apiserver-serving",
+		Service:     appName,
+		APIServices: []string{"v1.batch.jobs.dev", "v1beta1.batch.jobs.dev"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("parsed Deployment arguments (-want +got):\n%s", diff)
@@ -702,8 +729,8 @@ func TestServiceAndPDB(t *testing.T) {
 }
 
 // TestAPIServices checks both APIServices: group, versions and priorities,
-// the Service they point at (the one in service.yaml), and the caBundle
-// placeholder. checkAPIServiceFields, run on every document, already refuses
+// the Service they point at (the one in service.yaml), and no caBundle
+// (the server writes it). checkAPIServiceFields, run on every document, already refuses
 // any other field, insecureSkipTLSVerify among them.
 func TestAPIServices(t *testing.T) {
 	objs := deployObjects(t)
@@ -744,7 +771,6 @@ func TestAPIServices(t *testing.T) {
 			Group: apiGroup, Version: version,
 			GroupPriorityMinimum: 1000, VersionPriority: priority,
 			ServiceNamespace: svc.Namespace, ServiceName: svc.Name, ServicePort: int64(svc.Spec.Ports[0].Port),
-			CABundle: caPlaceholder,
 		}
 	}
 	want := map[string]summary{

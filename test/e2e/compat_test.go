@@ -34,6 +34,9 @@ import (
 // test-compat's table, so it says which host it ran on.
 func TestAPIServicesAvailable(t *testing.T) {
 	t.Logf("host kube-apiserver and kube-controller-manager %s", bins.HostVersion)
+	for _, a := range bins.HostAdjustments() {
+		t.Logf("adjusted: %s", a)
+	}
 	ctx := context.Background()
 
 	type condition struct{ Type, Status, Reason string }

@@ -606,6 +606,8 @@ func (c *Cluster) startBatchProcess(ctx context.Context, name string, port int, 
 		"--cert-dir=" + filepath.Join(c.Dir, name),
 	}
 	args = append(args, c.batchControllerArgs()...)
+	// An older host needs a few flags more (compat.go).
+	args = append(args, c.Bins.hostBatchArgs()...)
 	// A test may point a replica at another etcd or Lease: its flags
 	// replace the usual ones (a repeated list flag such as --etcd-servers
 	// would add to them, not replace them).

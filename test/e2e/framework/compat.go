@@ -82,3 +82,42 @@ func (b *Binaries) SkipIfHostLacks(t testing.TB, g HostGap) {
 func (b *Binaries) OlderHost() bool {
 	return b.HostVersion != nil && b.HostVersion.Minor() < ReferenceHostMinor
 }
+
+// hostAdjustment is a flag batch-apiserver needs on hosts older than
+// gap.Since, the way an operator would run it there.
+type hostAdjustment struct {
+	gap       HostGap
+	batchArgs []string
+}
+
+// hostAdjustments are the differences in how the harness runs batch-apiserver
+// on an older host; docs/compatibility.md tells users the same.
+var hostAdjustments = []hostAdjustment{{
+	gap: HostGap{Since: 36, Missing: "no admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (GA in 1.36): " +
+		"batch-apiserver's MutatingAdmissionPolicy admission plugin would wait for it forever (readyz informer-sync), " +
+		"so it runs with --disable-admission-plugins=MutatingAdmissionPolicy"},
+	batchArgs: []string{"--disable-admission-plugins=MutatingAdmissionPolicy"},
+}}
+
+// HostAdjustments says how the harness runs batch-apiserver differently on
+// this host, and why.
+func (b *Binaries) HostAdjustments() []string {
+	var out []string
+	for _, a := range hostAdjustments {
+		if why := b.HostLacks(a.gap); why != "" {
+			out = append(out, why)
+		}
+	}
+	return out
+}
+
+// hostBatchArgs are the batch-apiserver flags this host needs.
+func (b *Binaries) hostBatchArgs() []string {
+	var args []string
+	for _, a := range hostAdjustments {
+		if b.HostLacks(a.gap) != "" {
+			args = append(args, a.batchArgs...)
+		}
+	}
+	return args
+}

@@ -689,6 +689,16 @@ func externalControllerMetric(t testing.TB) float64 {
 // two controllers must agree everywhere.
 var knownDeviations = map[string][]string{}
 
+// upstreamGaps are the scenarios whose batch/v1 run needs a newer
+// kube-controller-manager than an older host has (make test-compat). There
+// the batch/v1 run is skipped, naming the host version and what its job
+// controller lacks, and ours is held to the scenario's own checks, the 1.37
+// expectations, with nothing to compare it with.
+var upstreamGaps = map[string]framework.HostGap{
+	"suspend-resume": {Since: 36, Missing: "kube-controller-manager's job controller keeps status.startTime of a suspended Job " +
+		"(the reset came with MutableSchedulingDirectivesForSuspendedJobs, on by default from 1.36)"},
+}
+
 // TestJobController runs every scenario under both controllers, in
 // parallel, and compares the end states.
 func TestJobController(t *testing.T) {
@@ -702,6 +712,8 @@ func TestJobController(t *testing.T) {
 						t.Parallel()
 						if ctl.api == framework.OurJobs {
 							skipWithoutOurController(t)
+						} else if gap, ok := upstreamGaps[sc.name]; ok {
+							bins.SkipIfHostLacks(t, gap)
 						}
 						r := newJobRun(t, ctl, sc.name)
 						if sc.drive(r) && !t.Failed() {

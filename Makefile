@@ -24,10 +24,10 @@ IMAGE_NAME ?= batch-apiserver
 IMAGE_TAG  ?= $(subst +,_,$(GIT_VERSION))
 IMAGE_DIR   = _output/images
 IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
-# Packages of the unit tier: everything but the integration and e2e tiers.
-UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e)
+# Packages of the unit tier: everything but the integration, e2e and scale tiers.
+UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/scale)
 
-.PHONY: all build image run test test-image test-unit test-integration test-e2e test-faults e2e-bins bench bench-controller fuzz lint update verify clean
+.PHONY: all build image run test test-image test-unit test-integration test-e2e test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale
 
 all: build
 
@@ -48,7 +48,7 @@ run: build ## Run standalone on the embedded default (data in ./data, HTTPS on 1
 
 # The image and kubectl (e2e-bins) come before the unit tier: test/image opens
 # the image, test/artifacts runs `kubectl kustomize`.
-test: build verify image e2e-bins test-image test-unit test-integration test-e2e ## Every tier CI runs, after checking generated code is current.
+test: build verify image e2e-bins test-image test-unit test-integration test-e2e test-scale ## Every tier CI runs, after checking generated code is current.
 
 test-image: ## Tests of the image builder (its own module).
 	cd hack/image && GOWORK=off $(GO) test -count=1 ./...
@@ -65,6 +65,13 @@ e2e-bins: ## Build kube-apiserver, kube-controller-manager and kubectl v1.37.2 (
 test-e2e: build e2e-bins ## kube-apiserver + kube-controller-manager + kubectl v1.37.2 with batch-apiserver aggregated, and standalone.
 	BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
 		$(GO) test -count=1 -v -timeout 20m ./test/e2e/...
+
+scale-bins: e2e-bins ## Build kwok v0.8.0 (hack/tools/kwok, cached) beside kube-scheduler and the other host binaries.
+	bash hack/build-scale-bins.sh
+
+test-scale: build scale-bins ## Correctness on simulated nodes: a small batch mix and Jobs with failures under kube-controller-manager's job controller and ours (kube-scheduler + kwok).
+	BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
+		$(GO) test -count=1 -v -timeout 15m -run '^TestScaleSmall$$' ./test/scale/
 
 # The fault tests run bounded in make test (test-integration, test-e2e);
 # this runs the crash and HA tests at full size: 16 writers, 10 s of load, three
@@ -87,6 +94,11 @@ bench: build e2e-bins ## Side by side under the same load: kube-apiserver 1.37.2
 		BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
 		$(GO) test -count=1 -v -timeout 40m -run '^TestSideBySide$$' ./test/bench/
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+bench-scale: build scale-bins ## Issue 17's scale benchmark: batch mix (each side's default client rate, then both 100/200), one large Indexed Job, Jobs with failures, finished Jobs stored; kube-controller-manager vs ours on kube-scheduler + kwok; prints a table, writes _output/bench-scale/results.json. BENCH_SCALE=F scales every count (1: 10 000 Pods, 20 000 completions, 2 000 Jobs with failures, 150 000 stored, 1 000 nodes).
+	BENCH_SCALE_RUN=1 BENCH_SCALE=$(BENCH_SCALE) BENCH_SCALE_OUT=$(abspath _output/bench-scale/results.json) \
+		BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
+		$(GO) test -count=1 -v -timeout 12h -run '^TestBenchScale$$' ./test/scale/
 
 # How long `make fuzz` runs each fuzz target; FUZZFLAGS adds go test flags
 # (e.g. FUZZFLAGS='-parallel 1' on a shared machine).

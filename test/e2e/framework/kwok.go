@@ -18,6 +18,7 @@ package framework
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 )
@@ -129,8 +131,22 @@ func (c *Cluster) CreateKWOKNodes(ctx context.Context, n int) error {
 				Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1k"), corev1.ResourceMemory: resource.MustParse("1Ti"), corev1.ResourcePods: resource.MustParse("1M")},
 			},
 		}
-		if _, err := c.AdminClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		if _, err := c.AdminClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				continue
+			}
 			return fmt.Errorf("creating node %s: %w", node.Name, err)
+		}
+		// kube-apiserver's TaintNodesByCondition admission taints a new
+		// Node not-ready; the node lifecycle controller, which would lift
+		// it, does not run here (nor the heartbeats it would need). A
+		// merge patch replaces the list whatever kwok writes meanwhile.
+		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"taints": node.Spec.Taints}})
+		if err != nil {
+			return err
+		}
+		if _, err := c.AdminClient.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("lifting the not-ready taint of node %s: %w", node.Name, err)
 		}
 	}
 	var ready int

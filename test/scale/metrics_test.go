@@ -1,0 +1,398 @@
+/*
+Copyright The batch-apiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scale
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
+)
+
+// Metric names read from the servers' and controllers' /metrics.
+const (
+	requestDurationMetric = "apiserver_request_duration_seconds"
+	jobSyncMetric         = "job_controller_job_sync_duration_seconds"
+)
+
+// histogram is a cumulative Prometheus histogram: count of observations
+// at or below each upper bound.
+type histogram map[float64]float64
+
+// sub returns h minus before, bucket by bucket.
+func (h histogram) sub(before histogram) histogram {
+	out := histogram{}
+	for le, v := range h {
+		out[le] = v - before[le]
+	}
+	return out
+}
+
+// count is the number of observations.
+func (h histogram) count() float64 { return h[math.Inf(1)] }
+
+// quantile estimates the q-quantile as Prometheus's histogram_quantile
+// does: linear within the bucket that holds it; the highest finite bound
+// when it falls in the +Inf bucket; NaN without observations.
+func (h histogram) quantile(q float64) float64 {
+	total := h.count()
+	if total <= 0 {
+		return math.NaN()
+	}
+	bounds := make([]float64, 0, len(h))
+	for le := range h {
+		bounds = append(bounds, le)
+	}
+	sort.Float64s(bounds)
+	rank := q * total
+	prevBound, prevCount := 0.0, 0.0
+	for _, le := range bounds {
+		c := h[le]
+		if c >= rank {
+			if math.IsInf(le, 1) {
+				return prevBound
+			}
+			if c == prevCount {
+				return le
+			}
+			return prevBound + (le-prevBound)*(rank-prevCount)/(c-prevCount)
+		}
+		prevBound, prevCount = le, c
+	}
+	return prevBound
+}
+
+// scrapeHistograms reads metric from url and sums its buckets into one
+// histogram per key; key returns "" for series to leave out.
+func scrapeHistograms(ctx context.Context, client *http.Client, url, metric string, key func(labels map[string]string) string) (map[string]histogram, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return nil, fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, body)
+	}
+	out := map[string]histogram{}
+	prefix := metric + "_bucket{"
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		if end < 0 {
+			continue
+		}
+		labels := parseLabels(line[len(prefix):end])
+		fields := strings.Fields(line[end+1:])
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			continue
+		}
+		le, err := strconv.ParseFloat(labels["le"], 64)
+		if err != nil {
+			continue
+		}
+		k := key(labels)
+		if k == "" {
+			continue
+		}
+		if out[k] == nil {
+			out[k] = histogram{}
+		}
+		out[k][le] += v
+	}
+	return out, sc.Err()
+}
+
+// parseLabels parses `a="x",b="y"` (values without escaped quotes, as the
+// label values read here are).
+func parseLabels(s string) map[string]string {
+	labels := map[string]string{}
+	for s != "" {
+		eq := strings.IndexByte(s, '=')
+		if eq < 0 || eq+1 >= len(s) || s[eq+1] != '"' {
+			break
+		}
+		name := s[:eq]
+		rest := s[eq+2:]
+		q := strings.IndexByte(rest, '"')
+		if q < 0 {
+			break
+		}
+		labels[name] = rest[:q]
+		s = strings.TrimPrefix(rest[q+1:], ",")
+	}
+	return labels
+}
+
+// byVerb keys apiserver_request_duration_seconds by verb, leaving out the
+// long-running ones.
+func byVerb(labels map[string]string) string {
+	switch v := labels["verb"]; v {
+	case "WATCH", "WATCHLIST", "CONNECT", "":
+		return ""
+	default:
+		return v
+	}
+}
+
+// all keys every series alike.
+func all(map[string]string) string { return "all" }
+
+// mutatingVerbs are the verbs the SLO of 1 s applies to.
+var mutatingVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true, "APPLY": true, "DELETECOLLECTION": true}
+
+// metricsSource is a /metrics endpoint and the client that may read it.
+type metricsSource struct {
+	name   string
+	url    string
+	client *http.Client
+}
+
+// metricsSources returns the endpoints of a side: kube-apiserver's,
+// batch-apiserver's (ours) and the Job controller's (kube-controller-
+// manager's for kcm, batch-apiserver's for ours).
+func (s *side) metricsSources() (apiservers []metricsSource, controller metricsSource, err error) {
+	kube, err := rest.HTTPClientFor(s.cluster.Admin)
+	if err != nil {
+		return nil, metricsSource{}, err
+	}
+	apiservers = append(apiservers, metricsSource{name: "kube-apiserver", url: s.cluster.HostURL + "/metrics", client: kube})
+	if s.name == sideOurs {
+		batch, err := rest.HTTPClientFor(s.cluster.BatchAdminConfig())
+		if err != nil {
+			return nil, metricsSource{}, err
+		}
+		src := metricsSource{name: "batch-apiserver", url: s.cluster.BatchURL + "/metrics", client: batch}
+		apiservers = append(apiservers, src)
+		return apiservers, src, nil
+	}
+	// kube-controller-manager serves a self-signed certificate; it trusts
+	// the cluster CA's client certificates.
+	kcm, err := rest.HTTPClientFor(&rest.Config{Host: s.cluster.ControllerManagerURL, TLSClientConfig: rest.TLSClientConfig{
+		Insecure: true,
+		CertFile: s.cluster.PKIFile("e2e-admin.crt"),
+		KeyFile:  s.cluster.PKIFile("e2e-admin.key"),
+	}})
+	if err != nil {
+		return nil, metricsSource{}, err
+	}
+	return apiservers, metricsSource{name: "kube-controller-manager", url: s.cluster.ControllerManagerURL + "/metrics", client: kcm}, nil
+}
+
+// snapshot is what a meter reads at the start and the end of a phase.
+type snapshot struct {
+	at       time.Time
+	cpu      map[string]float64
+	requests map[string]map[string]histogram // by server, by verb
+	jobSync  histogram
+}
+
+// meter measures one phase of one side: CPU seconds and the highest RSS
+// of every process, request latencies per verb of each API server and the
+// Job controller's sync latency.
+type meter struct {
+	s       *side
+	start   snapshot
+	stopRSS chan struct{}
+	wg      sync.WaitGroup
+
+	mu     sync.Mutex
+	maxRSS map[string]float64
+}
+
+// phaseResult is what a meter measured.
+type phaseResult struct {
+	Seconds float64 `json:"seconds"`
+	// CPUSeconds and MaxRSSMiB are per process.
+	CPUSeconds map[string]float64 `json:"cpu_seconds"`
+	MaxRSSMiB  map[string]float64 `json:"max_rss_mib"`
+	// RequestP99 is per API server, per verb, in seconds.
+	RequestP99 map[string]map[string]float64 `json:"request_p99_seconds"`
+	// JobSyncP99 is the Job controller's sync duration p99 in seconds.
+	JobSyncP99   float64 `json:"job_sync_p99_seconds"`
+	JobSyncCount float64 `json:"job_syncs"`
+}
+
+// controlPlaneCPU is the CPU of every process of the side but kwok (the
+// stand-in of the kubelets, not part of a control plane).
+func (r phaseResult) controlPlaneCPU() float64 {
+	var total float64
+	for name, v := range r.CPUSeconds {
+		if name != "kwok" {
+			total += v
+		}
+	}
+	return total
+}
+
+// mutatingP99Max is the highest p99 over the mutating verbs of server.
+func (r phaseResult) mutatingP99Max(server string) float64 {
+	highest := 0.0
+	for verb, v := range r.RequestP99[server] {
+		if mutatingVerbs[verb] && !math.IsNaN(v) && v > highest {
+			highest = v
+		}
+	}
+	return highest
+}
+
+func startMeter(ctx context.Context, s *side) (*meter, error) {
+	m := &meter{s: s, stopRSS: make(chan struct{}), maxRSS: map[string]float64{}}
+	snap, err := m.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.start = snap
+	m.sampleRSS()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-m.stopRSS:
+				return
+			case <-tick.C:
+				m.sampleRSS()
+			}
+		}
+	}()
+	return m, nil
+}
+
+func (m *meter) sampleRSS() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, p := range m.s.processes() {
+		if v := rssMiB(p.PID()); v > m.maxRSS[name] {
+			m.maxRSS[name] = v
+		}
+	}
+}
+
+func (m *meter) read(ctx context.Context) (snapshot, error) {
+	snap := snapshot{at: time.Now(), cpu: map[string]float64{}, requests: map[string]map[string]histogram{}}
+	for name, p := range m.s.processes() {
+		v, err := framework.ProcessCPUSeconds(p.PID())
+		if err != nil {
+			return snap, err
+		}
+		snap.cpu[name] = v
+	}
+	servers, controller, err := m.s.metricsSources()
+	if err != nil {
+		return snap, err
+	}
+	for _, src := range servers {
+		h, err := scrapeHistograms(ctx, src.client, src.url, requestDurationMetric, byVerb)
+		if err != nil {
+			return snap, err
+		}
+		snap.requests[src.name] = h
+	}
+	h, err := scrapeHistograms(ctx, controller.client, controller.url, jobSyncMetric, all)
+	if err != nil {
+		return snap, err
+	}
+	snap.jobSync = h["all"]
+	return snap, nil
+}
+
+// stop ends the phase and returns what it measured.
+func (m *meter) stop(ctx context.Context) (phaseResult, error) {
+	close(m.stopRSS)
+	m.wg.Wait()
+	m.sampleRSS()
+	end, err := m.read(ctx)
+	if err != nil {
+		return phaseResult{}, err
+	}
+	r := phaseResult{
+		Seconds:    end.at.Sub(m.start.at).Seconds(),
+		CPUSeconds: map[string]float64{},
+		MaxRSSMiB:  map[string]float64{},
+		RequestP99: map[string]map[string]float64{},
+	}
+	for name, v := range end.cpu {
+		r.CPUSeconds[name] = v - m.start.cpu[name]
+	}
+	m.mu.Lock()
+	for name, v := range m.maxRSS {
+		r.MaxRSSMiB[name] = v
+	}
+	m.mu.Unlock()
+	for server, verbs := range end.requests {
+		r.RequestP99[server] = map[string]float64{}
+		for verb, h := range verbs {
+			d := h.sub(m.start.requests[server][verb])
+			if d.count() > 0 {
+				r.RequestP99[server][verb] = d.quantile(0.99)
+			}
+		}
+	}
+	sync := end.jobSync.sub(m.start.jobSync)
+	r.JobSyncCount = sync.count()
+	if r.JobSyncCount > 0 {
+		r.JobSyncP99 = sync.quantile(0.99)
+	}
+	return r, nil
+}
+
+// rssMiB is the resident set of pid in MiB (0 when it cannot be read).
+func rssMiB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			kb, _ := strconv.ParseFloat(f[0], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}

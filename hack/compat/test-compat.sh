@@ -15,7 +15,8 @@
 
 # Runs the aggregation and controller e2e scenarios against every host
 # version make compat-bins built (and the 1.37 host of _output/bin), then
-# writes _output/compat/results.json and prints host version x scenario.
+# writes _output/compat/results.json and prints host version x scenario
+# (with the hosts of earlier runs kept in _output/compat, newest run each).
 # make test-compat runs it after building everything; docs/compatibility.md
 # says what the rows mean.
 #
@@ -55,7 +56,6 @@ if [[ ${#hosts[@]} -eq 0 ]]; then
 	hosts+=("${reference_minor}")
 fi
 
-report_args=()
 status=0
 for minor in "${hosts[@]}"; do
 	if [[ "${minor}" == "${reference_minor}" ]]; then
@@ -78,9 +78,14 @@ for minor in "${hosts[@]}"; do
 		status=1
 		log "host ${version}: failed in $(($(date +%s) - start))s (stderr in ${OUT#"${REPO_ROOT}/"}/${version}/e2e.stderr)"
 	fi
-	report_args+=("${version}=${json}")
 done
 
+# The table has a column for every host with a run in _output/compat, so
+# that a COMPAT_HOSTS run replaces only its own hosts' columns.
+report_args=()
+for json in $(ls "${OUT}"/v1.*/e2e.json | sort -V); do
+	report_args+=("$(basename "$(dirname "${json}")")=${json}")
+done
 go run ./hack/compat/report -o "${OUT}/results.json" "${report_args[@]}"
 log "results in ${OUT#"${REPO_ROOT}/"}/results.json"
 exit "${status}"

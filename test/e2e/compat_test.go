@@ -33,7 +33,7 @@ import (
 // lists v1 (preferred) and v1beta1. It is the first row of make
 // test-compat's table, so it says which host it ran on.
 func TestAPIServicesAvailable(t *testing.T) {
-	t.Logf("host kube-apiserver and kube-controller-manager %s", bins.HostVersion)
+	t.Logf("host kube-apiserver and kube-controller-manager v%s", bins.HostVersion)
 	for _, a := range bins.HostAdjustments() {
 		t.Logf("adjusted: %s", a)
 	}

@@ -66,7 +66,7 @@ func (b *Binaries) HostLacks(g HostGap) string {
 	if b.HostVersion == nil || b.HostVersion.Minor() >= g.Since {
 		return ""
 	}
-	return fmt.Sprintf("host %s is older than 1.%d: %s", b.HostVersion, g.Since, g.Missing)
+	return fmt.Sprintf("host v%s is older than 1.%d: %s", b.HostVersion, g.Since, g.Missing)
 }
 
 // SkipIfHostLacks skips t, saying why, when the host falls short of g.

@@ -170,8 +170,12 @@ type LeafSpec struct {
 	CommonName   string
 	Organization []string
 	Usage        x509.ExtKeyUsage
-	DNSNames     []string
-	IPs          []net.IP
+	// AlsoClientAuth adds client authentication to a serving certificate:
+	// an etcd member's certificate serves clients and authenticates it to
+	// its peers.
+	AlsoClientAuth bool
+	DNSNames       []string
+	IPs            []net.IP
 }
 
 // ServingSpec returns the spec of a serving certificate for names, each a
@@ -204,13 +208,17 @@ func NewLeaf(ca *KeyPair, spec LeafSpec, now time.Time, lifetime time.Duration) 
 	if notAfter.After(ca.Cert.NotAfter) {
 		notAfter = ca.Cert.NotAfter
 	}
+	usages := []x509.ExtKeyUsage{spec.Usage}
+	if spec.AlsoClientAuth && spec.Usage != x509.ExtKeyUsageClientAuth {
+		usages = append(usages, x509.ExtKeyUsageClientAuth)
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: spec.CommonName, Organization: spec.Organization},
 		NotBefore:             now.UTC(),
 		NotAfter:              notAfter.UTC(),
 		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{spec.Usage},
+		ExtKeyUsage:           usages,
 		BasicConstraintsValid: true,
 		DNSNames:              spec.DNSNames,
 		IPAddresses:           spec.IPs,

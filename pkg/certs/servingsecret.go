@@ -108,6 +108,9 @@ type ServingSecretConfig struct {
 	TrustGrace time.Duration
 	// Labels are put on a Secret the server creates.
 	Labels map[string]string
+	// ClientAuth makes the certificate good for client authentication
+	// too, as an etcd member's and its clients' certificate must be.
+	ClientAuth bool
 }
 
 // Validate checks the lifetimes.
@@ -277,7 +280,9 @@ func (c ServingSecretConfig) Plan(current *corev1.Secret, now time.Time, pending
 }
 
 func (c ServingSecretConfig) spec() LeafSpec {
-	return ServingSpec(c.CommonName, c.DNSNames...)
+	spec := ServingSpec(c.CommonName, c.DNSNames...)
+	spec.AlsoClientAuth = c.ClientAuth
+	return spec
 }
 
 func (c ServingSecretConfig) newCA(now time.Time) (*KeyPair, error) {
@@ -294,6 +299,7 @@ func (c ServingSecretConfig) leafUsable(leaf, ca *x509.Certificate, now time.Tim
 		leaf.NotAfter.Sub(now) > c.CertLifetime/3 &&
 		leaf.Subject.CommonName == spec.CommonName &&
 		slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageServerAuth) &&
+		slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) == spec.AlsoClientAuth &&
 		sameNames(leaf.DNSNames, spec.DNSNames) &&
 		sameNames(ipStrings(leaf.IPAddresses), ipStrings(spec.IPs))
 }

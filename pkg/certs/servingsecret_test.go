@@ -299,3 +299,29 @@ func TestSelfManaged(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanClientAuth checks the certificate of an etcd Secret: it serves
+// and authenticates clients and peers, and a Secret made without client
+// authentication gets a certificate with it.
+func TestPlanClientAuth(t *testing.T) {
+	c := testSecretConfig()
+	plain := plan(t, c, nil, testNow, false)
+	c.ClientAuth = true
+	s := plan(t, c, plain, testNow, false)
+	if bytes.Equal(s.Data[SecretCertKey], plain.Data[SecretCertKey]) {
+		t.Fatalf("the certificate was kept though it lacks client authentication")
+	}
+	leaf := servedLeaf(t, s)
+	want := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	if diff := cmp.Diff(want, leaf.ExtKeyUsage); diff != "" {
+		t.Errorf("extended key usages (-want +got):\n%s", diff)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(s.Data[SecretCABundleKey])
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: testNow, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("the certificate does not verify as a client certificate: %v", err)
+	}
+	if again := plan(t, c, s, testNow, false); !bytes.Equal(again.Data[SecretCertKey], s.Data[SecretCertKey]) {
+		t.Errorf("a certificate with client authentication was reissued")
+	}
+}

@@ -90,6 +90,9 @@ type Options struct {
 	// ServingSecret holds the flags of the self-managed serving
 	// certificate of the aggregated mode.
 	ServingSecret *ServingSecretOptions
+	// EtcdSecret holds the flags of the etcd certificates the aggregated
+	// server makes and keeps in a Secret.
+	EtcdSecret *EtcdSecretOptions
 
 	// Controller holds the flags of the embedded Job controller.
 	Controller *ControllerOptions
@@ -118,6 +121,9 @@ type Options struct {
 	// servingSecret keeps the serving certificate in step with
 	// --serving-secret; Config sets it, Run runs it.
 	servingSecret *servingSecretSyncer
+	// etcdSecret keeps the etcd client certificate in step with
+	// --etcd-secret; Config sets it, Run runs it.
+	etcdSecret *servingSecretSyncer
 }
 
 // NewOptions returns the options with the defaults of the standalone mode.
@@ -129,6 +135,7 @@ func NewOptions(out io.Writer) *Options {
 		),
 		DataDir:       defaultDataDir,
 		ServingSecret: NewServingSecretOptions(),
+		EtcdSecret:    NewEtcdSecretOptions(),
 		Controller:    NewControllerOptions(),
 		Metrics:       metrics.NewOptions(),
 		Stdout:        out,
@@ -157,6 +164,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	// added one by one to get sections.
 	ro.CoreAPI.AddFlags(fss.FlagSet("generic"))
 	ro.Etcd.AddFlags(fss.FlagSet("etcd"))
+	o.EtcdSecret.AddFlags(fss.FlagSet("etcd"))
 	ro.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	o.ServingSecret.AddFlags(fss.FlagSet("secure serving"))
 	ro.Audit.AddFlags(fss.FlagSet("auditing"))
@@ -301,6 +309,7 @@ func (o *Options) Validate() error {
 	}
 	if !o.Standalone() {
 		errs = append(errs, o.ServingSecret.Validate()...)
+		errs = append(errs, o.EtcdSecret.Validate(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList)...)
 	}
 	errs = append(errs, o.Controller.Validate()...)
 	errs = append(errs, o.Metrics.Validate()...)
@@ -342,6 +351,23 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 	if o.Listener != nil {
 		o.RecommendedOptions.SecureServing.Listener = o.Listener
 		o.RecommendedOptions.SecureServing.BindPort = o.Listener.Addr().(*net.TCPAddr).Port
+	}
+
+	var etcdCA *etcdCALiveness
+	if o.usesEtcdSecret() {
+		transport := &o.RecommendedOptions.Etcd.StorageConfig.Transport
+		syncer, err := o.EtcdSecret.newEtcdSecretSyncer(o.hostKubeconfig, o.RecommendedOptions.SecureServing.ServerCert.CertDirectory, transport.ServerList)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := syncer.firstSync(context.Background()); err != nil {
+			return nil, nil, fmt.Errorf("--etcd-secret: %w", err)
+		}
+		// The etcd client reloads its certificate and key at every
+		// handshake, the CA only at start (etcdCALiveness).
+		transport.TrustedCAFile, transport.CertFile, transport.KeyFile = syncer.caFile, syncer.file, syncer.file
+		o.etcdSecret = syncer
+		etcdCA = &etcdCALiveness{syncer: syncer, loaded: syncer.currentCA()}
 	}
 
 	serverConfig := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
@@ -391,6 +417,9 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 	if clientCAReady != nil {
 		serverConfig.AddReadyzChecks(clientCAReady)
 	}
+	if etcdCA != nil {
+		serverConfig.AddHealthChecks(etcdCA)
+	}
 	if o.InProcessEtcd != nil {
 		etcdOpts := o.RecommendedOptions.Etcd
 		// The same rule as the options' own RESTOptionsGetter: cached
@@ -417,6 +446,14 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 func (o *Options) usesServingSecret() bool {
 	key := o.RecommendedOptions.SecureServing.ServerCert.CertKey
 	return !o.Standalone() && o.ServingSecret.Secret != "" && key.CertFile == "" && key.KeyFile == ""
+}
+
+// usesEtcdSecret reports whether the aggregated server connects to etcd
+// with the certificates of --etcd-secret: named, and no etcd certificate
+// files given.
+func (o *Options) usesEtcdSecret() bool {
+	t := o.RecommendedOptions.Etcd.StorageConfig.Transport
+	return !o.Standalone() && o.EtcdSecret.Secret != "" && t.TrustedCAFile == "" && t.CertFile == "" && t.KeyFile == ""
 }
 
 // ensurePrivateDataDir creates the standalone data dir with mode 0700, and
@@ -493,6 +530,9 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	if o.servingSecret != nil {
 		go o.servingSecret.run(ctx, o.ServingSecret.SyncPeriod)
+	}
+	if o.etcdSecret != nil {
+		go o.etcdSecret.run(ctx, o.EtcdSecret.SyncPeriod)
 	}
 	applyShutdown(&config.GenericConfig.Config)
 	server, err := config.Complete().New()

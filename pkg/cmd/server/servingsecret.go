@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -66,10 +67,16 @@ type servingSecretSyncer struct {
 	// apiServiceNames are the APIServices whose caBundle is ca.crt.
 	apiServiceNames []string
 	// file receives tls.crt and tls.key, one after the other.
-	file  string
-	clock clock.PassiveClock
+	file string
+	// caFile, when set, receives ca.crt: the CAs a client of the
+	// certificate's holder trusts (--etcd-cafile).
+	caFile string
+	clock  clock.PassiveClock
 
 	served []byte
+	// mu guards servedCA, which health checks read.
+	mu       sync.Mutex
+	servedCA []byte
 }
 
 // sync takes one step; it is safe to run in every replica at once.
@@ -83,6 +90,9 @@ func (s *servingSecretSyncer) sync(ctx context.Context) error {
 	}
 	if !certs.SelfManaged(secret) {
 		// The operator's (cert-manager's, their own CA's): served as is.
+		if err := s.serveCA(secret); err != nil {
+			return err
+		}
 		return s.serve(secret)
 	}
 
@@ -104,6 +114,11 @@ func (s *servingSecretSyncer) sync(ctx context.Context) error {
 		}
 		klog.FromContext(ctx).Info("Updated the serving secret", "secret", klog.KObj(secret),
 			"caBundleRevision", certs.CABundleRevision(secret))
+	}
+	// The CA first: a client must trust the CAs of ca.crt before it
+	// presents or meets a certificate of the newest.
+	if err := s.serveCA(secret); err != nil {
+		return err
 	}
 	if err := s.serve(secret); err != nil {
 		return err
@@ -143,6 +158,34 @@ func (s *servingSecretSyncer) serve(secret *corev1.Secret) error {
 		return err
 	}
 	s.served = content
+	return nil
+}
+
+// currentCA returns the last ca.crt written to caFile.
+func (s *servingSecretSyncer) currentCA() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.servedCA
+}
+
+// serveCA writes the Secret's ca.crt to caFile when it changed.
+func (s *servingSecretSyncer) serveCA(secret *corev1.Secret) error {
+	if s.caFile == "" {
+		return nil
+	}
+	bundle := secret.Data[certs.SecretCABundleKey]
+	if _, err := certs.ParseCertificates(bundle); err != nil || len(bundle) == 0 {
+		return fmt.Errorf("secret %s/%s: %s holds no CA certificate: %v", secret.Namespace, secret.Name, certs.SecretCABundleKey, err)
+	}
+	if bytes.Equal(bundle, s.servedCA) {
+		return nil
+	}
+	if err := certs.WriteFile(s.caFile, bundle, 0o644); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.servedCA = bundle
+	s.mu.Unlock()
 	return nil
 }
 
@@ -359,20 +402,9 @@ func (o *ServingSecretOptions) newServingSecretSyncer(kubeconfig, dir string) (*
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := hostClientConfig(kubeconfig, 5, 10)
+	client, dyn, err := secretSyncerClients(kubeconfig, dir)
 	if err != nil {
 		return nil, fmt.Errorf("--serving-secret: %w", err)
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("--cert-dir %s: %w", dir, err)
 	}
 	return &servingSecretSyncer{
 		secrets:         client,
@@ -396,4 +428,25 @@ func (s *servingSecretSyncer) firstSync(ctx context.Context) error {
 		return last
 	}
 	return err
+}
+
+// secretSyncerClients returns the host clients of a Secret syncer, and
+// makes sure dir, where it writes what it serves, exists.
+func secretSyncerClients(kubeconfig, dir string) (kubernetes.Interface, dynamic.Interface, error) {
+	cfg, err := hostClientConfig(kubeconfig, 5, 10)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("--cert-dir %s: %w", dir, err)
+	}
+	return client, dyn, nil
 }

@@ -87,5 +87,6 @@ for json in $(ls "${OUT}"/v1.*/e2e.json | sort -V); do
 	report_args+=("$(basename "$(dirname "${json}")")=${json}")
 done
 go run ./hack/compat/report -o "${OUT}/results.json" "${report_args[@]}"
-log "results in ${OUT#"${REPO_ROOT}/"}/results.json"
+go run ./hack/compat/report -markdown "${report_args[@]}" >"${OUT}/results.md"
+log "results in ${OUT#"${REPO_ROOT}/"}/results.json (and as Markdown in results.md)"
 exit "${status}"

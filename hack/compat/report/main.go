@@ -235,14 +235,15 @@ func (r *run) cell(s scenario) Cell {
 
 func main() {
 	out := flag.String("o", "", "write the results as JSON to this file")
+	markdown := flag.Bool("markdown", false, "print the table as Markdown (for docs/compatibility.md)")
 	flag.Parse()
-	if err := report(*out, flag.Args(), os.Stdout); err != nil {
+	if err := report(*out, *markdown, flag.Args(), os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "report: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func report(outFile string, args []string, w io.Writer) error {
+func report(outFile string, markdown bool, args []string, w io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: report [-o results.json] VERSION=GO-TEST-JSON...")
 	}
@@ -283,7 +284,34 @@ func report(outFile string, args []string, w io.Writer) error {
 			return err
 		}
 	}
+	if markdown {
+		return printMarkdown(w, hosts)
+	}
 	return printTable(w, hosts)
+}
+
+// printMarkdown prints host version × scenario as a Markdown table.
+func printMarkdown(w io.Writer, hosts []Host) error {
+	var b strings.Builder
+	b.WriteString("| scenario |")
+	for _, h := range hosts {
+		fmt.Fprintf(&b, " %s |", h.Version)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(hosts)) + "\n")
+	for i, s := range scenarios() {
+		fmt.Fprintf(&b, "| %s |", s.Name)
+		for _, h := range hosts {
+			fmt.Fprintf(&b, " %s |", h.Cells[i].Result)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| e2e package run time |")
+	for _, h := range hosts {
+		fmt.Fprintf(&b, " %.0fs |", h.Seconds)
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // printTable prints host version × scenario, then what was skipped or failed

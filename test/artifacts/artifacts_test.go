@@ -440,11 +440,11 @@ func TestServerPermissions(t *testing.T) {
 		t.Errorf("Role %s/batch-apiserver:leader-election permissions (-want +got):\n%s", namespace, diff)
 	}
 
-	// The serving Secret: that one by name; create cannot be limited by
-	// name, so it is limited to batch-system.
+	// The serving and etcd Secrets: those two by name; create cannot be
+	// limited by name, so it is limited to batch-system.
 	secretRole := mustGet[*rbacv1.Role](t, objs, "Role", namespace, "batch-apiserver:serving-secret")
 	wantSecret := concat(
-		expand([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"batch-apiserver-serving"}, Verbs: []string{"get", "update"}}}),
+		expand([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"batch-apiserver-serving", "batch-apiserver-etcd"}, Verbs: []string{"get", "update"}}}),
 		perms([]string{""}, []string{"secrets"}, "create"),
 	)
 	if diff := cmp.Diff(wantSecret, expand(secretRole.Rules)); diff != "" {
@@ -645,6 +645,7 @@ func TestDeploymentArgs(t *testing.T) {
 		CertFile    string
 		KeyFile     string
 		CertDir     string
+		EtcdSecret  string
 		Secret      string
 		Service     string
 		APIServices []string
@@ -659,6 +660,7 @@ func TestDeploymentArgs(t *testing.T) {
 		CertFile:    ro.SecureServing.ServerCert.CertKey.CertFile,
 		KeyFile:     ro.SecureServing.ServerCert.CertKey.KeyFile,
 		CertDir:     ro.SecureServing.ServerCert.CertDirectory,
+		EtcdSecret:  o.EtcdSecret.Secret,
 		Secret:      o.ServingSecret.Secret,
 		Service:     o.ServingSecret.Service,
 		APIServices: o.ServingSecret.APIServices,
@@ -666,7 +668,7 @@ func TestDeploymentArgs(t *testing.T) {
 	// Every member of the example etcd, by its stable name.
 	var members []string
 	for i := range ptrValue(sts.Spec.Replicas) {
-		members = append(members, fmt.Sprintf("http://%s-%d.%s.%s.svc:2379", sts.Name, i, sts.Spec.ServiceName, sts.Namespace))
+		members = append(members, fmt.Sprintf("https://%s-%d.%s.%s.svc:2379", sts.Name, i, sts.Spec.ServiceName, sts.Namespace))
 	}
 	want := summary{
 		Standalone:  false,
@@ -675,6 +677,7 @@ func TestDeploymentArgs(t *testing.T) {
 		BindAddress: "0.0.0.0",
 		BindPort:    8443,
 		CertDir:     "/tmp/batch-apiserver-serving",
+		EtcdSecret:  "batch-apiserver-etcd",
 		Secret:      "batch-apiserver-serving",
 		Service:     appName,
 		APIServices: []string{"v1.batch.jobs.dev", "v1beta1.batch.jobs.dev"},
@@ -816,6 +819,11 @@ func TestEtcd(t *testing.T) {
 		ReadOnlyRootFS      bool
 		ContainerCount      int
 		ContainerDataDirArg string
+		// TLS holds every flag of etcd's TLS, and URLs its scheme.
+		TLS        map[string]string
+		URLSchemes []string
+		// SecretKeys are the keys of the mounted Secret.
+		SecretKeys []string
 	}
 	c := spec.Containers[0]
 	got := summary{
@@ -841,9 +849,25 @@ func TestEtcd(t *testing.T) {
 		if v.EmptyDir != nil {
 			got.EmptyDirVolumes = append(got.EmptyDirVolumes, v.Name)
 		}
+		if v.Secret != nil {
+			for _, item := range v.Secret.Items {
+				got.SecretKeys = append(got.SecretKeys, v.Secret.SecretName+"/"+item.Key)
+			}
+		}
 	}
 	args := slices.Concat(c.Command, c.Args)
+	got.TLS = map[string]string{}
 	for _, a := range args {
+		name, value, _ := strings.Cut(a, "=")
+		switch name {
+		case "--cert-file", "--key-file", "--trusted-ca-file", "--client-cert-auth",
+			"--peer-cert-file", "--peer-key-file", "--peer-trusted-ca-file", "--peer-client-cert-auth",
+			"--auto-tls", "--peer-auto-tls":
+			got.TLS[name] = value
+		case "--listen-client-urls", "--advertise-client-urls", "--listen-peer-urls", "--initial-advertise-peer-urls":
+			scheme, _, _ := strings.Cut(value, "://")
+			got.URLSchemes = append(got.URLSchemes, name+" "+scheme)
+		}
 		if v, ok := strings.CutPrefix(a, "--initial-cluster="); ok {
 			got.InitialCluster = v
 		}
@@ -860,7 +884,7 @@ func TestEtcd(t *testing.T) {
 	var members []string
 	for i := range ptrValue(sts.Spec.Replicas) {
 		name := fmt.Sprintf("%s-%d", sts.Name, i)
-		members = append(members, fmt.Sprintf("%s=http://%s.%s.%s.svc:2380", name, name, svc.Name, namespace))
+		members = append(members, fmt.Sprintf("%s=https://%s.%s.%s.svc:2380", name, name, svc.Name, namespace))
 	}
 	want := summary{
 		ClusterIP:           corev1.ClusterIPNone,
@@ -878,6 +902,18 @@ func TestEtcd(t *testing.T) {
 		ReadOnlyRootFS:      true,
 		ContainerCount:      1,
 		ContainerDataDirArg: "/var/lib/etcd/data",
+		TLS: map[string]string{
+			"--cert-file": "/etc/etcd/pki/tls.crt", "--key-file": "/etc/etcd/pki/tls.key",
+			"--trusted-ca-file": "/etc/etcd/pki/ca.crt", "--client-cert-auth": "",
+			"--peer-cert-file": "/etc/etcd/pki/tls.crt", "--peer-key-file": "/etc/etcd/pki/tls.key",
+			"--peer-trusted-ca-file": "/etc/etcd/pki/ca.crt", "--peer-client-cert-auth": "",
+		},
+		URLSchemes: []string{
+			"--listen-client-urls https", "--advertise-client-urls https",
+			"--listen-peer-urls https", "--initial-advertise-peer-urls https",
+		},
+		// Never signing-ca.key: the CA's key stays with batch-apiserver.
+		SecretKeys: []string{"batch-apiserver-etcd/ca.crt", "batch-apiserver-etcd/tls.crt", "batch-apiserver-etcd/tls.key"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("example etcd (-want +got):\n%s", diff)

@@ -19,12 +19,17 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,7 +100,15 @@ func TestInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := host.ProcessArgs(ctr, filepath.Join(dir, "pod"))
+	// The etcd the server is pointed at is started once the server has
+	// made its certificates, as the StatefulSet's members wait for the
+	// Secret they mount.
+	etcdPort, err := framework.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcdURL := "https://127.0.0.1:" + strconv.Itoa(etcdPort)
+	args, err := host.ProcessArgs(ctr, filepath.Join(dir, "pod"), []string{etcdURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +117,8 @@ func TestInstall(t *testing.T) {
 	if _, err := host.StartDeployedBatchAPIServer("batch-apiserver-installed", args, ctr.Env); err != nil {
 		t.Fatal(err)
 	}
+	etcdCA := startInstalledEtcd(ctx, t, host, filepath.Join(dir, "etcd"), etcdPort)
+	assertEtcdRefusesAnonymous(t, etcdURL, etcdCA)
 	if err := host.PointServiceAtLocalHost(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -198,5 +213,63 @@ func TestInstall(t *testing.T) {
 		if !certs.BundleContains(bundle, signing[0]) {
 			t.Errorf("APIService %s does not trust the CA that signs now", name)
 		}
+	}
+}
+
+// startInstalledEtcd waits for the etcd Secret the server makes, puts its
+// ca.crt, tls.crt and tls.key where the StatefulSet mounts them, and starts
+// a member serving clients over mutual TLS with them. It returns ca.crt.
+func startInstalledEtcd(ctx context.Context, t *testing.T, host *framework.Cluster, dir string, port int) []byte {
+	t.Helper()
+	var data map[string][]byte
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		s, err := host.AdminClient.CoreV1().Secrets(framework.Namespace).Get(ctx, "batch-apiserver-etcd", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		data = s.Data
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for the server to create the etcd Secret: %v", err)
+	}
+	pki := filepath.Join(dir, "pki")
+	if err := os.MkdirAll(pki, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"ca.crt", "tls.crt", "tls.key"} {
+		if err := os.WriteFile(filepath.Join(pki, key), data[key], 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	etcd, err := framework.StartTLSEtcd(filepath.Join(dir, "data"), pki, port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Stop)
+	return data["ca.crt"]
+}
+
+// assertEtcdRefusesAnonymous checks that a client that trusts etcd's CA but
+// presents no certificate gets no answer.
+func assertEtcdRefusesAnonymous(t *testing.T, url string, ca []byte) {
+	t.Helper()
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(ca) {
+		t.Fatalf("the etcd Secret's ca.crt holds no certificate")
+	}
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{url},
+		TLS:         &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		DialTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		return // refused while dialing
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := client.Get(ctx, "/"); err == nil {
+		t.Errorf("etcd answered a client without a certificate")
 	}
 }

@@ -23,10 +23,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	"go.etcd.io/etcd/server/v3/embed"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -147,15 +151,15 @@ func (c *Cluster) ServiceAccountKubeconfig() (string, error) {
 // ProcessArgs turns the container's arguments into those of a local
 // process on this host, changing only what a Pod has and a process here
 // has not, and says nothing else:
-//   - --etcd-servers: the host's etcd (no container runtime runs the etcd
-//     StatefulSet);
+//   - --etcd-servers: etcdServers, an etcd the test runs in its own process
+//     (no container runtime runs the etcd StatefulSet);
 //   - --bind-address and --secure-port: 127.0.0.1 and the port the
 //     ExternalName Service stands for (no Pod network);
 //   - a path under an emptyDir mount: the same path under root;
 //   - --kubeconfig, --authentication-kubeconfig, --authorization-kubeconfig:
 //     the ServiceAccount's kubeconfig, in place of the in-cluster
 //     configuration a Pod gets.
-func (c *Cluster) ProcessArgs(ctr *DeployedContainer, root string) ([]string, error) {
+func (c *Cluster) ProcessArgs(ctr *DeployedContainer, root string, etcdServers []string) ([]string, error) {
 	kubeconfig, err := c.ServiceAccountKubeconfig()
 	if err != nil {
 		return nil, err
@@ -165,7 +169,7 @@ func (c *Cluster) ProcessArgs(ctr *DeployedContainer, root string) ([]string, er
 		name, value, _ := strings.Cut(a, "=")
 		switch name {
 		case "--etcd-servers":
-			value = strings.Join(c.EtcdEndpoints, ",")
+			value = strings.Join(etcdServers, ",")
 		case "--bind-address":
 			value = "127.0.0.1"
 		case "--secure-port":
@@ -250,3 +254,51 @@ func (c *Cluster) APIServiceCABundle(ctx context.Context, name string) ([]byte, 
 	}
 	return spec.CABundle, nil
 }
+
+// FreePort returns a TCP port of 127.0.0.1 that nothing listens on.
+func FreePort() (int, error) { return freePort() }
+
+// TLSEtcd is a single etcd member in the test process serving clients over
+// mutual TLS, as the StatefulSet's members do, from the certificate files
+// in pki (ca.crt, tls.crt, tls.key: where the members mount the Secret).
+type TLSEtcd struct {
+	URL  string
+	etcd *embed.Etcd
+}
+
+// StartTLSEtcd starts the member on 127.0.0.1:port with its data in dir.
+func StartTLSEtcd(dir, pki string, port int) (*TLSEtcd, error) {
+	peerPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	clientURL := url.URL{Scheme: "https", Host: "127.0.0.1:" + strconv.Itoa(port)}
+	peerURL := url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(peerPort)}
+	cfg := embed.NewConfig()
+	cfg.Name = "etcd-0"
+	cfg.Dir = dir
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURL}, []url.URL{clientURL}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.ClientTLSInfo = transport.TLSInfo{
+		CertFile:       filepath.Join(pki, "tls.crt"),
+		KeyFile:        filepath.Join(pki, "tls.key"),
+		TrustedCAFile:  filepath.Join(pki, "ca.crt"),
+		ClientCertAuth: true,
+	}
+	cfg.LogLevel = "error"
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting the TLS etcd: %w", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(time.Minute):
+		e.Close()
+		return nil, errors.New("the TLS etcd did not become ready within a minute")
+	}
+	return &TLSEtcd{URL: clientURL.String(), etcd: e}, nil
+}
+
+// Stop stops the member.
+func (e *TLSEtcd) Stop() { e.etcd.Close() }

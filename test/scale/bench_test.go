@@ -68,7 +68,7 @@ func sizesFor(scale float64) benchSizes {
 		Scale:            scale,
 		Nodes:            n(1000, 100),
 		MixPods:          mixPods,
-		MixSizes:         [3]int32{5, 20, int32(min(400, max(20, mixPods/20)))},
+		MixSizes:         [3]int32{5, 20, int32(min(400, max(40, mixPods/25)))},
 		LargeCompletions: int32(n(20000, 100)),
 		LargeParallelism: int32(n(1000, 10)),
 		FailureJobs:      n(2000, 8),

@@ -49,7 +49,7 @@ func batchMix(prefix string, pods int, sizes [3]int32, runFor time.Duration) []j
 		n := max(1, (shares[k]+int(size)/2)/int(size))
 		for i := range n {
 			specs = append(specs, jobSpec{
-				name:        fmt.Sprintf("%s-%d-%d", prefix, size, i),
+				name:        fmt.Sprintf("%s-%c%d-%d", prefix, 'a'+k, size, i),
 				completions: size,
 				parallelism: size,
 				runFor:      runFor,

@@ -56,7 +56,7 @@ var wantFailureStatuses = []finalStatus{
 	{Conditions: []string{"Failed/FailedIndexes", "FailureTarget/FailedIndexes"}, Succeeded: 4, Failed: 2, CompletedIndexes: "1-4", FailedIndexes: "0"},
 }
 
-// TestScaleSmall runs a small batch mix (about 30 Jobs, 150 Pods) and 8
+// TestScaleSmall runs a small batch mix (18 Jobs, 155 Pods) and 8
 // Jobs with failures on 20 simulated nodes under each controller, and
 // checks that no Job is lost or stuck, no Pod keeps a tracking finalizer,
 // every Job of the mix is Complete and the Jobs with failures end as

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/informers"
@@ -101,6 +102,9 @@ type ControllerOptions struct {
 	// budget of their own. A negative QPS turns the limit off.
 	KubeAPIQPS   float32
 	KubeAPIBurst int32
+	// KubeAPIContentType is the encoding of the controller's requests and
+	// of what it asks for, to the host and to our own API.
+	KubeAPIContentType string
 	// LeaderElection decides which replica runs the controller.
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 }
@@ -113,6 +117,7 @@ func NewControllerOptions() *ControllerOptions {
 		ConcurrentJobSyncs: 5,
 		KubeAPIQPS:         defaultKubeAPIQPS,
 		KubeAPIBurst:       defaultKubeAPIBurst,
+		KubeAPIContentType: runtime.ContentTypeProtobuf,
 		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
 			LeaderElect:   true,
 			LeaseDuration: metav1.Duration{Duration: 15 * time.Second},
@@ -141,6 +146,9 @@ func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 			"a negative value sends without limit. kube-controller-manager's default is 20.")
 	fs.Int32Var(&c.KubeAPIBurst, "kube-api-burst", c.KubeAPIBurst,
 		"Requests the Job controller may send at once above --kube-api-qps. kube-controller-manager's default is 30.")
+	fs.StringVar(&c.KubeAPIContentType, "kube-api-content-type", c.KubeAPIContentType,
+		"The encoding of the Job controller's requests, to the host cluster and to this server: "+
+			runtime.ContentTypeProtobuf+" (as kube-controller-manager) or "+runtime.ContentTypeJSON+".")
 	componentbaseoptions.BindLeaderElectionFlags(&c.LeaderElection, fs)
 	// The upstream text does not say where the Lease is when the namespace
 	// is not given.
@@ -166,6 +174,10 @@ func (c *ControllerOptions) Validate() []error {
 	}
 	if c.ConcurrentJobSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--concurrent-job-syncs must be greater than 0, but got %d", c.ConcurrentJobSyncs))
+	}
+	if c.KubeAPIContentType != runtime.ContentTypeProtobuf && c.KubeAPIContentType != runtime.ContentTypeJSON {
+		errs = append(errs, fmt.Errorf("--kube-api-content-type: %q is not supported, only %q and %q",
+			c.KubeAPIContentType, runtime.ContentTypeProtobuf, runtime.ContentTypeJSON))
 	}
 	// client-go reads a QPS of 0 as its own default of 5.
 	if c.KubeAPIQPS == 0 {
@@ -285,6 +297,16 @@ func hostClientConfig(kubeconfig string, qps float32, burst int32) (*rest.Config
 	return cfg, nil
 }
 
+// withContentType makes cfg send contentType and accept it first, JSON
+// second (for what has no protobuf form, such as custom resources).
+func withContentType(cfg *rest.Config, contentType string) {
+	cfg.ContentType = contentType
+	cfg.AcceptContentTypes = contentType
+	if contentType != runtime.ContentTypeJSON {
+		cfg.AcceptContentTypes += "," + runtime.ContentTypeJSON
+	}
+}
+
 // sharedRateLimiter is the budget of the controller's requests, or nil
 // (no limit) for a negative qps.
 func sharedRateLimiter(qps float32, burst int32) flowcontrol.RateLimiter {
@@ -379,6 +401,7 @@ func newJobControllerRunner(opts *ControllerOptions, plan jobControllerPlan) (*j
 	if err != nil {
 		return nil, err
 	}
+	withContentType(hostConfig, opts.KubeAPIContentType)
 	r := &jobControllerRunner{
 		opts:   opts,
 		cfg:    jobcontroller.Config{DeletePodsOfDeletedJobs: plan.DeletePodsOfDeletedJobs, Identity: plan.Identity},
@@ -433,6 +456,8 @@ func (r *jobControllerRunner) addPostStartHook(s *genericapiserver.GenericAPISer
 		readConfig := rest.AddUserAgent(rest.CopyConfig(hookCtx.LoopbackClientConfig), "job-controller-informers")
 		writeConfig := rest.AddUserAgent(rest.CopyConfig(hookCtx.LoopbackClientConfig), "job-controller")
 		writeConfig.RateLimiter = r.writes
+		withContentType(readConfig, r.opts.KubeAPIContentType)
+		withContentType(writeConfig, r.opts.KubeAPIContentType)
 		var err error
 		if clients.read, err = versioned.NewForConfig(readConfig); err != nil {
 			return fmt.Errorf("creating loopback Job client: %w", err)

@@ -36,6 +36,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	componentbaseconfig "k8s.io/component-base/config"
@@ -243,6 +244,35 @@ func TestKubeAPIRateFlags(t *testing.T) {
 	}
 }
 
+// TestKubeAPIContentTypeFlag checks --kube-api-content-type: protobuf by
+// default, as kube-controller-manager's, JSON on request, nothing else,
+// and what the clients then send and accept.
+func TestKubeAPIContentTypeFlag(t *testing.T) {
+	type result struct {
+		ContentType, Accept string
+		Errors              int
+	}
+	cases := map[string]struct {
+		args []string
+		want result
+	}{
+		"default": {want: result{ContentType: "application/vnd.kubernetes.protobuf", Accept: "application/vnd.kubernetes.protobuf,application/json"}},
+		"json":    {args: []string{"--kube-api-content-type=application/json"}, want: result{ContentType: "application/json", Accept: "application/json"}},
+		"yaml":    {args: []string{"--kube-api-content-type=application/yaml"}, want: result{ContentType: "application/yaml", Accept: "application/yaml,application/json", Errors: 1}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := parseOptions(t, tc.args...)
+			cfg := &rest.Config{}
+			withContentType(cfg, o.Controller.KubeAPIContentType)
+			got := result{ContentType: cfg.ContentType, Accept: cfg.AcceptContentTypes, Errors: len(o.Controller.Validate())}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestControllerClientsShareOneBudget checks that the controller's host
 // client draws on the limiter its Job status writes use (one budget for
 // every write, as kube-controller-manager's job controller has), and that
@@ -430,17 +460,18 @@ func TestHelpSections(t *testing.T) {
 
 	// A few flags in the section a reader looks for them in.
 	want := map[string][]string{
-		"controllers":          {"Controller"},
-		"concurrent-job-syncs": {"Controller"},
-		"kube-api-qps":         {"Controller"},
-		"kube-api-burst":       {"Controller"},
-		"leader-elect":         {"Controller"},
-		"kubeconfig":           {"Generic"},
-		"data-dir":             {"Standalone"},
-		"feature-gates":        {"Features"},
-		"etcd-servers":         {"Etcd"},
-		"help":                 {"Global"},
-		"v":                    {"Logs"},
+		"controllers":           {"Controller"},
+		"concurrent-job-syncs":  {"Controller"},
+		"kube-api-qps":          {"Controller"},
+		"kube-api-burst":        {"Controller"},
+		"kube-api-content-type": {"Controller"},
+		"leader-elect":          {"Controller"},
+		"kubeconfig":            {"Generic"},
+		"data-dir":              {"Standalone"},
+		"feature-gates":         {"Features"},
+		"etcd-servers":          {"Etcd"},
+		"help":                  {"Global"},
+		"v":                     {"Logs"},
 	}
 	got := map[string][]string{}
 	for name := range want {

@@ -190,9 +190,14 @@ type storedResult struct {
 	// Fill is the phase of creating the Jobs and writing their status.
 	Fill phaseResult `json:"fill"`
 	// ServerRSSMiB is the RSS of the server holding the Jobs after the fill.
-	ServerRSSMiB      float64 `json:"server_rss_mib"`
-	FullListP99       float64 `json:"full_list_p99_seconds"`
-	PageListP99       float64 `json:"page_list_p99_seconds"`
+	ServerRSSMiB float64 `json:"server_rss_mib"`
+	FullListP99  float64 `json:"full_list_p99_seconds"`
+	PageListP99  float64 `json:"page_list_p99_seconds"`
+	// FullListDirectP99 and PageListDirectP99 are the same LISTs sent to
+	// the Job server itself: for ours batch-apiserver's own port, without
+	// the aggregator's hop; for kcm's side kube-apiserver again.
+	FullListDirectP99 float64 `json:"full_list_direct_p99_seconds"`
+	PageListDirectP99 float64 `json:"page_list_direct_p99_seconds"`
 	RestartReady      float64 `json:"restart_to_ready_seconds"`
 	WatchEvents       int     `json:"watch_events_expected"`
 	WatchEventsLost   int64   `json:"watch_events_lost"`
@@ -251,15 +256,39 @@ func (s *side) runStored(ctx context.Context, t *testing.T, ns string, n, watche
 	t.Logf("%s: %d Jobs stored in %.1fs, server RSS %.0f MiB", s.name, n, r.Fill.Seconds, r.ServerRSSMiB)
 
 	// Full and paginated LISTs through kube-apiserver (for ours, through
-	// the aggregator), as a client sees them; bodies are read, not decoded.
-	client, err := rest.HTTPClientFor(s.host)
+	// the aggregator), as a client sees them, then sent to the Job server
+	// directly; bodies are read, not decoded.
+	viaHost, err := rest.HTTPClientFor(s.host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := s.cluster.HostURL + fmt.Sprintf(s.apiPath, ns)
-	var full, pages []time.Duration
-	for range lists {
-		d, _, err := timedGet(ctx, client, base)
+	path := fmt.Sprintf(s.apiPath, ns)
+	full, pages := timedLists(ctx, t, viaHost, s.cluster.HostURL+path, lists)
+	r.FullLists, r.Pages = len(full), len(pages)
+	r.FullListP99 = p99(full).Seconds()
+	r.PageListP99 = p99(pages).Seconds()
+	direct, directURL := viaHost, s.cluster.HostURL
+	if s.cluster.BatchAPIServer != nil {
+		if direct, err = rest.HTTPClientFor(s.cluster.BatchAdminConfig()); err != nil {
+			t.Fatal(err)
+		}
+		directURL = s.cluster.BatchURL
+	}
+	full, pages = timedLists(ctx, t, direct, directURL+path, lists)
+	r.FullListDirectP99 = p99(full).Seconds()
+	r.PageListDirectP99 = p99(pages).Seconds()
+
+	r.WatchEventsLost = s.watchFanOut(ctx, t, ns, watchers, watchJobs)
+	r.RestartReady = s.restartServer(ctx, t).Seconds()
+	return r
+}
+
+// timedLists times n full LISTs of url and then one paginated walk of it,
+// 500 items a page.
+func timedLists(ctx context.Context, t *testing.T, client *http.Client, url string, n int) (full, pages []time.Duration) {
+	t.Helper()
+	for range n {
+		d, _, err := timedGet(ctx, client, url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,11 +296,11 @@ func (s *side) runStored(ctx context.Context, t *testing.T, ns string, n, watche
 	}
 	cont := ""
 	for {
-		url := base + "?limit=500"
+		page := url + "?limit=500"
 		if cont != "" {
-			url += "&continue=" + cont
+			page += "&continue=" + cont
 		}
-		d, body, err := timedGet(ctx, client, url)
+		d, body, err := timedGet(ctx, client, page)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,16 +314,9 @@ func (s *side) runStored(ctx context.Context, t *testing.T, ns string, n, watche
 			t.Fatal(err)
 		}
 		if cont = meta.Metadata.Continue; cont == "" {
-			break
+			return full, pages
 		}
 	}
-	r.FullLists, r.Pages = len(full), len(pages)
-	r.FullListP99 = p99(full).Seconds()
-	r.PageListP99 = p99(pages).Seconds()
-
-	r.WatchEventsLost = s.watchFanOut(ctx, t, ns, watchers, watchJobs)
-	r.RestartReady = s.restartServer(ctx, t).Seconds()
-	return r
 }
 
 // createFinished creates n finished Jobs named prefix-i with c writers:

@@ -408,6 +408,18 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 		if serverConfig.ClientConfig.QPS == 0 {
 			serverConfig.ClientConfig.QPS, serverConfig.ClientConfig.Burst = coreAPIQPS, coreAPIBurst
 		}
+		// Before the admission plugins are built: one of them needs an
+		// API that hosts before 1.36 do not serve.
+		hostConfig := serverConfig.ClientConfig
+		line, err := "", error(nil)
+		if hostConfig != nil {
+			line, err = fitAdmissionToHost(o.RecommendedOptions.Admission, func() (bool, error) { return hostServesMutatingPolicies(hostConfig) })
+		}
+		if err != nil {
+			klog.Background().Error(err, "Checking the host cluster's APIs")
+		} else if line != "" {
+			klog.Background().Info(line)
+		}
 		o.RecommendedOptions.CoreAPI = nil
 		defer func() { o.RecommendedOptions.CoreAPI = coreAPI }()
 	}

@@ -34,10 +34,8 @@ func TestHostLacks(t *testing.T) {
 	}{
 		{name: "reference host", host: "1.37.2"},
 		{name: "first host that has it", host: "1.36.0"},
-		{name: "one minor older", host: "1.35.4", want: "host v1.35.4 is older than 1.36: no X",
-			wantArgs: []string{"--disable-admission-plugins=MutatingAdmissionPolicy"}},
-		{name: "oldest tested", host: "1.34.4", want: "host v1.34.4 is older than 1.36: no X",
-			wantArgs: []string{"--disable-admission-plugins=MutatingAdmissionPolicy"}},
+		{name: "one minor older", host: "1.35.4", want: "host v1.35.4 is older than 1.36: no X"},
+		{name: "oldest tested", host: "1.34.4", want: "host v1.34.4 is older than 1.36: no X"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,7 +27,7 @@ IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
 # Packages of the unit tier: everything but the integration, e2e and scale tiers.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/scale)
 
-.PHONY: all build image run test test-image test-unit test-integration test-e2e test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale
+.PHONY: all build image run test test-image test-unit test-integration test-e2e test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
 
 all: build
 
@@ -95,7 +95,7 @@ bench: build e2e-bins ## Side by side under the same load: kube-apiserver 1.37.2
 		$(GO) test -count=1 -v -timeout 40m -run '^TestSideBySide$$' ./test/bench/
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 
-bench-scale: build scale-bins ## Issue 17's scale benchmark: batch mix (each side's default client rate, then both 100/200), one large Indexed Job, Jobs with failures, finished Jobs stored; kube-controller-manager vs ours on kube-scheduler + kwok; prints a table, writes _output/bench-scale/results.json. BENCH_SCALE=F scales every count (1: 10 000 Pods, 20 000 completions, 2 000 Jobs with failures, 150 000 stored, 1 000 nodes).
+bench-scale: build scale-bins ## The scale benchmark on simulated nodes: batch mix (each side's default client rate, then both 100/200), one large Indexed Job, Jobs with failures, finished Jobs stored; kube-controller-manager vs ours on kube-scheduler + kwok; prints a table, writes _output/bench-scale/results.json. BENCH_SCALE=F scales every count (1: 10 000 Pods, 20 000 completions, 2 000 Jobs with failures, 150 000 stored, 1 000 nodes).
 	BENCH_SCALE_RUN=1 BENCH_SCALE=$(BENCH_SCALE) BENCH_SCALE_OUT=$(abspath _output/bench-scale/results.json) \
 		BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
 		$(GO) test -count=1 -v -timeout 12h -run '^TestBenchScale$$' ./test/scale/
@@ -132,7 +132,6 @@ clean:
 # of them and against 1.37.2, writes _output/compat/results.json and prints
 # host version x scenario. COMPAT_HOSTS="v1.34 v1.37" runs only those.
 # Not part of make test.
-.PHONY: compat-bins test-compat
 
 compat-bins: ## Build kube-apiserver and kube-controller-manager 1.33.13, 1.34.4, 1.35.4, 1.36.3 (or those of COMPAT_HOSTS) into _output/compat (cached; a cold build is 15-30 min each).
 	bash hack/build-compat-bins.sh $(COMPAT_HOSTS)

@@ -1,3 +1,19 @@
+/*
+Copyright The batch-apiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package job
 
 import (
@@ -10,6 +26,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	// The host cluster's Pods, Events and the work queues.
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -18,8 +38,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
@@ -174,12 +192,11 @@ func newController(ctx context.Context, podInformer coreinformers.PodInformer, j
 	if err := pods.AddIndexers(cache.Indexers{podOwnerIndex: jm.podOwnerKeys}); err != nil {
 		return nil, fmt.Errorf("adding the Pod index by owning Job: %w", err)
 	}
+	metrics.Register()
 	jm.jobLister = jobInformer.Lister()
 	jm.podLister = podInformer.Lister()
 	jm.podIndexer = pods.GetIndexer()
 	jm.cachesReady = []cache.InformerSynced{jobs.HasSynced, pods.HasSynced}
-
-	metrics.Register()
 	return jm, nil
 }
 
@@ -188,13 +205,13 @@ func newController(ctx context.Context, podInformer coreinformers.PodInformer, j
 // each of the orphan, TTL and announcement queues until ctx is done.
 func (jm *Controller) Run(ctx context.Context, workers int) {
 	defer utilruntime.HandleCrash()
-	logger := klog.FromContext(ctx)
-
-	jm.broadcaster.StartStructuredLogging(3)
+	// Events go to the host cluster, and to the log at level 3.
 	jm.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: jm.kubeClient.CoreV1().Events("")})
+	jm.broadcaster.StartStructuredLogging(3)
 	defer jm.broadcaster.Shutdown()
 	defer jm.shutDownQueues()
 
+	logger := klog.FromContext(ctx)
 	logger.Info("Starting job controller", "identity", jm.cfg.Identity)
 	defer logger.Info("Shutting down job controller")
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, jm.cachesReady...) {

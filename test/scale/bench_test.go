@@ -99,6 +99,9 @@ type sideResults struct {
 	PhaseSeconds map[string]float64 `json:"phase_seconds"`
 }
 
+// jobStatusWrites are the calls that write a Job's status.
+var jobStatusWrites = []string{"PUT jobs/status", "PATCH jobs/status", "APPLY jobs/status"}
+
 // TestBenchScale is `make bench-scale`: workloads 1–5 of issue 17 under
 // kube-controller-manager and under ours, one fresh host cluster per side
 // and client-rate setting. It prints one table and writes the JSON
@@ -338,6 +341,15 @@ func printTable(t *testing.T, sz benchSizes, res map[string]*sideResults, summar
 	add := func(figure, format string, o, k float64) {
 		rows = append(rows, row{figure: figure, ours: o, kcm: k, format: format})
 	}
+	// addCalls adds what a phase cost in the Job controller's syncs and
+	// API calls, which says whether a difference of CPU is one of work.
+	addCalls := func(o, k phaseResult) {
+		add("  job syncs", "%.0f", o.JobSyncCount, k.JobSyncCount)
+		add("  Job status writes", "%.0f", o.callCount(jobStatusWrites...), k.callCount(jobStatusWrites...))
+		add("  Pod creates", "%.0f", o.callCount("POST pods"), k.callCount("POST pods"))
+		add("  Pod patches and updates", "%.0f", o.callCount("PATCH pods", "PUT pods"), k.callCount("PATCH pods", "PUT pods"))
+		add("  Pod deletes", "%.0f", o.callCount("DELETE pods"), k.callCount("DELETE pods"))
+	}
 	for _, mix := range []struct {
 		label string
 		o, k  *mixResult
@@ -354,16 +366,19 @@ func printTable(t *testing.T, sz benchSizes, res map[string]*sideResults, summar
 		add("  job sync p99 s", "%.3f", mix.o.Phase.JobSyncP99, mix.k.Phase.JobSyncP99)
 		add("  control plane CPU s / 1000 Pods", "%.1f", cpuPer1000Pods(mix.o), cpuPer1000Pods(mix.k))
 		add("  wall s", "%.0f", mix.o.WallSeconds, mix.k.WallSeconds)
+		addCalls(mix.o.Phase, mix.k.Phase)
 	}
 	rows = append(rows, row{figure: fmt.Sprintf("2 large Indexed Job (%d completions, parallelism %d)", sz.LargeCompletions, sz.LargeParallelism)})
 	add("  seconds to Complete", "%.0f", ours.Large.Seconds, kcm.Large.Seconds)
 	add("  status bytes", "%.0f", float64(ours.Large.StatusBytes), float64(kcm.Large.StatusBytes))
 	add("  controller process max RSS MiB", "%.0f", ours.Large.ControllerRSSMiB, kcm.Large.ControllerRSSMiB)
 	add("  job sync p99 s", "%.3f", ours.Large.Phase.JobSyncP99, kcm.Large.Phase.JobSyncP99)
+	addCalls(ours.Large.Phase, kcm.Large.Phase)
 	rows = append(rows, row{figure: fmt.Sprintf("3 failures (%d Jobs, podFailurePolicy + backoffLimitPerIndex)", sz.FailureJobs)})
 	add("  wall s", "%.0f", ours.Failures.Outcome.Wall.Seconds(), kcm.Failures.Outcome.Wall.Seconds())
 	add("  job sync p99 s", "%.3f", ours.Failures.Phase.JobSyncP99, kcm.Failures.Phase.JobSyncP99)
 	add("  control plane CPU s", "%.1f", ours.Failures.Phase.controlPlaneCPU(), kcm.Failures.Phase.controlPlaneCPU())
+	addCalls(ours.Failures.Phase, kcm.Failures.Phase)
 	rows = append(rows, row{figure: fmt.Sprintf("4 %d finished Jobs stored", sz.Stored)})
 	add("  server RSS MiB (ours: batch-apiserver; kcm: kube-apiserver)", "%.0f", ours.Stored.ServerRSSMiB, kcm.Stored.ServerRSSMiB)
 	add("  full LIST p99 s", "%.3f", ours.Stored.FullListP99, kcm.Stored.FullListP99)

@@ -174,6 +174,20 @@ func byVerb(labels map[string]string) string {
 	}
 }
 
+// byCall keys apiserver_request_duration_seconds by verb and resource
+// ("PATCH pods", "PUT jobs/status"), leaving out the long-running verbs:
+// the number of calls of each kind, whatever their latency.
+func byCall(labels map[string]string) string {
+	verb := byVerb(labels)
+	if verb == "" || labels["resource"] == "" {
+		return ""
+	}
+	if sub := labels["subresource"]; sub != "" {
+		return verb + " " + labels["resource"] + "/" + sub
+	}
+	return verb + " " + labels["resource"]
+}
+
 // all keys every series alike.
 func all(map[string]string) string { return "all" }
 
@@ -223,6 +237,7 @@ type snapshot struct {
 	at       time.Time
 	cpu      map[string]float64
 	requests map[string]map[string]histogram // by server, by verb
+	calls    map[string]map[string]histogram // by server, by call (byCall)
 	jobSync  histogram
 }
 
@@ -250,6 +265,18 @@ type phaseResult struct {
 	// JobSyncP99 is the Job controller's sync duration p99 in seconds.
 	JobSyncP99   float64 `json:"job_sync_p99_seconds"`
 	JobSyncCount float64 `json:"job_syncs"`
+	// Calls counts the requests of each kind (byCall) every API server of
+	// the side served, summed: what a controller's work costs in calls.
+	Calls map[string]float64 `json:"calls"`
+}
+
+// callCount is the number of calls of the kinds named.
+func (r phaseResult) callCount(kinds ...string) float64 {
+	var n float64
+	for _, k := range kinds {
+		n += r.Calls[k]
+	}
+	return n
 }
 
 // controlPlaneCPU is the CPU of every process of the side but kwok (the
@@ -311,7 +338,7 @@ func (m *meter) sampleRSS() {
 }
 
 func (m *meter) read(ctx context.Context) (snapshot, error) {
-	snap := snapshot{at: time.Now(), cpu: map[string]float64{}, requests: map[string]map[string]histogram{}}
+	snap := snapshot{at: time.Now(), cpu: map[string]float64{}, requests: map[string]map[string]histogram{}, calls: map[string]map[string]histogram{}}
 	for name, p := range m.s.processes() {
 		v, err := framework.ProcessCPUSeconds(p.PID())
 		if err != nil {
@@ -329,6 +356,9 @@ func (m *meter) read(ctx context.Context) (snapshot, error) {
 			return snap, err
 		}
 		snap.requests[src.name] = h
+		if snap.calls[src.name], err = scrapeHistograms(ctx, src.client, src.url, requestDurationMetric, byCall); err != nil {
+			return snap, err
+		}
 	}
 	h, err := scrapeHistograms(ctx, controller.client, controller.url, jobSyncMetric, all)
 	if err != nil {
@@ -352,6 +382,7 @@ func (m *meter) stop(ctx context.Context) (phaseResult, error) {
 		CPUSeconds: map[string]float64{},
 		MaxRSSMiB:  map[string]float64{},
 		RequestP99: map[string]map[string]float64{},
+		Calls:      map[string]float64{},
 	}
 	for name, v := range end.cpu {
 		r.CPUSeconds[name] = v - m.start.cpu[name]
@@ -367,6 +398,13 @@ func (m *meter) stop(ctx context.Context) (phaseResult, error) {
 			d := h.sub(m.start.requests[server][verb])
 			if d.count() > 0 {
 				r.RequestP99[server][verb] = d.quantile(0.99)
+			}
+		}
+	}
+	for server, calls := range end.calls {
+		for call, h := range calls {
+			if n := h.sub(m.start.calls[server][call]).count(); n > 0 {
+				r.Calls[call] += n
 			}
 		}
 	}

@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -118,6 +119,14 @@ func (c *Cluster) StartKWOK(bin string, stageFiles []string) (*Process, error) {
 // CreateKWOKNodes creates n simulated Nodes kwok-node-0…n-1 with room for
 // any number of Pods, and waits until kwok has made every one Ready.
 func (c *Cluster) CreateKWOKNodes(ctx context.Context, n int) error {
+	// Two writes a Node: at the admin client's default rate (5 QPS) a
+	// thousand Nodes would take minutes.
+	unlimited := rest.CopyConfig(c.Admin)
+	unlimited.QPS, unlimited.Burst = -1, 0
+	client, err := kubernetes.NewForConfig(unlimited)
+	if err != nil {
+		return fmt.Errorf("creating the node client: %w", err)
+	}
 	for i := range n {
 		node := &corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{
@@ -131,7 +140,7 @@ func (c *Cluster) CreateKWOKNodes(ctx context.Context, n int) error {
 				Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1k"), corev1.ResourceMemory: resource.MustParse("1Ti"), corev1.ResourcePods: resource.MustParse("1M")},
 			},
 		}
-		if _, err := c.AdminClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				continue
 			}
@@ -145,12 +154,12 @@ func (c *Cluster) CreateKWOKNodes(ctx context.Context, n int) error {
 		if err != nil {
 			return err
 		}
-		if _, err := c.AdminClient.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if _, err := client.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			return fmt.Errorf("lifting the not-ready taint of node %s: %w", node.Name, err)
 		}
 	}
 	var ready int
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if err := c.Healthy(); err != nil {
 			return false, err
 		}

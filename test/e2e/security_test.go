@@ -231,20 +231,23 @@ func TestServiceAccountPermissions(t *testing.T) {
 		"watch namespaces": "yes",
 		"list validatingwebhookconfigurations.admissionregistration.k8s.io": "yes",
 		"list flowschemas.flowcontrol.apiserver.k8s.io":                     "yes",
-		// The embedded Job controller: Pods, Events, its Lease.
+		// The embedded Job controller: Pods, Events, its Lease (named
+		// after the server identity, and the Lease of releases before the
+		// identity, which it reads: any Lease of its own namespace).
 		"create pods -n default":   "yes",
 		"patch pods -n default":    "yes",
 		"delete pods -n default":   "yes",
 		"watch pods -A":            "yes",
 		"create events -n default": "yes",
-		"update leases.coordination.k8s.io/batch-apiserver-job-controller -n " + framework.Namespace: "yes",
-		"update pods/status -n default":                          "no",
-		"list configmaps -n kube-system":                         "no",
-		"get secrets -n " + framework.Namespace:                  "no",
-		"list secrets -A":                                        "no",
-		"update leases.coordination.k8s.io -n kube-system":       "no",
-		"create clusterrolebindings.rbac.authorization.k8s.io":   "no",
-		"create serviceaccounts/token -n " + framework.Namespace: "no",
+		"update leases.coordination.k8s.io -n " + framework.Namespace:                             "yes",
+		"get leases.coordination.k8s.io/batch-apiserver-job-controller -n " + framework.Namespace: "yes",
+		"update pods/status -n default":                                                           "no",
+		"list configmaps -n kube-system":                                                          "no",
+		"get secrets -n " + framework.Namespace:                                                   "no",
+		"list secrets -A":                                                                         "no",
+		"update leases.coordination.k8s.io -n kube-system":                                        "no",
+		"create clusterrolebindings.rbac.authorization.k8s.io":                                    "no",
+		"create serviceaccounts/token -n " + framework.Namespace:                                  "no",
 	}
 	for q, answer := range want {
 		res, err := k.Run(append([]string{"auth", "can-i", sa}, strings.Fields(q)...)...)

@@ -133,6 +133,7 @@ func TestBenchScale(t *testing.T) {
 		f()
 		res[side].PhaseSeconds[phase] = time.Since(start).Seconds()
 		t.Logf("%s: %s took %v", side, phase, time.Since(start).Round(time.Second))
+		writePartial(t, sz, res)
 	}
 
 	// Workload 1 at each side's defaults.
@@ -442,6 +443,27 @@ func ratioText(ours, kcm float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", r)
+}
+
+// writePartial writes what the phases run so far measured, per side, next
+// to the results (results.partial.json): a full-size run lasts over an
+// hour, and one that is stopped keeps its finished phases.
+func writePartial(t *testing.T, sz benchSizes, res map[string]*sideResults) {
+	path := os.Getenv(EnvOut)
+	if path == "" {
+		return
+	}
+	path = strings.TrimSuffix(path, filepath.Ext(path)) + ".partial.json"
+	data, err := json.MarshalIndent(map[string]any{"sizes": sz, "sides": res}, "", "  ")
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(path, data, 0o644)
+	}
+	if err != nil {
+		t.Logf("writing the partial results to %s: %v", path, err)
+	}
 }
 
 func writeJSON(t *testing.T, summary map[string]any, sz benchSizes, res map[string]*sideResults) {

@@ -356,13 +356,25 @@ func serverPodsSelector(identity string) string {
 	return labels.SelectorFromSet(labels.Set{batch.ServerIdentityLabel: identity}).String()
 }
 
-// dropManagedFields is the Pod informer's transform: the controller never
-// reads managedFields.
+// dropManagedFields is the transform of both informers: the controller
+// never reads managedFields, and they are a large share of a Job that holds
+// no Pod template changes (two managers' entries on every stored Job, the
+// creator's and the status writer's). A status update sent without them
+// keeps the stored ones, as the API server does for any update whose
+// managedFields are unset.
 func dropManagedFields(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// newJobInformerFactory returns the factory of the controller's Job
+// informer. Its cache holds every Job the server stores, next to the watch
+// cache in the same process, so it keeps them without managedFields.
+func newJobInformerFactory(client versioned.Interface) externalversions.SharedInformerFactory {
+	return externalversions.NewSharedInformerFactoryWithOptions(client, informerResync,
+		externalversions.WithTransform(dropManagedFields))
 }
 
 // jobControllerRunner runs the Job controller of one server: under leader
@@ -588,7 +600,7 @@ func (r *jobControllerRunner) runController(ctx context.Context, jobClient jobCl
 	podFactory := informers.NewSharedInformerFactoryWithOptions(r.informerClient, informerResync,
 		informers.WithTransform(dropManagedFields),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = podSelector }))
-	jobFactory := externalversions.NewSharedInformerFactory(jobClient.read, informerResync)
+	jobFactory := newJobInformerFactory(jobClient.read)
 	jm, err := jobcontroller.NewController(ctx, podFactory.Core().V1().Pods(), jobFactory.Batch().V1().Jobs(), r.kubeClient, jobClient.write, r.cfg)
 	if err != nil {
 		logger.Error(err, "Creating the Job controller; it does not run")

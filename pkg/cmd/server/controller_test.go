@@ -40,6 +40,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	componentbaseconfig "k8s.io/component-base/config"
+	"k8s.io/utils/ptr"
+
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+	versionedfake "github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned/fake"
 )
 
 // parseOptions parses args with the server's own flags and completes the
@@ -595,5 +599,46 @@ func TestServerPodsSelector(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"ours"}, got); diff != "" {
 		t.Errorf("Pods the selector %q takes (-want +got):\n%s", sel, diff)
+	}
+}
+
+// TestJobInformerDropsManagedFields checks that the controller's Job cache
+// keeps Jobs without their managedFields and otherwise as stored: with
+// 150 000 Jobs stored, the entries of their creator and status writer are
+// a copy the controller never reads.
+func TestJobInformerDropsManagedFields(t *testing.T) {
+	stored := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "ns", Name: "j", ResourceVersion: "7", Labels: map[string]string{"team": "a"},
+			ManagedFields: []metav1.ManagedFieldsEntry{
+				{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "batch.jobs.dev/v1", FieldsType: "FieldsV1",
+					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:completions":{}}}`)}},
+				{Manager: "dispatcher", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "batch.jobs.dev/v1", Subresource: "status",
+					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:succeeded":{}}}`)}},
+			},
+		},
+		Spec:   batchv1.JobSpec{Completions: ptr.To[int32](3), ManagedBy: ptr.To("example.com/dispatcher")},
+		Status: batchv1.JobStatus{Succeeded: 3},
+	}
+	factory := newJobInformerFactory(versionedfake.NewClientset(stored.DeepCopy()))
+	lister := factory.Batch().V1().Jobs().Lister()
+	ctx, cancel := context.WithCancel(context.Background())
+	// Shutdown waits for the informers, which stop when ctx ends.
+	defer factory.Shutdown()
+	defer cancel()
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("informer of %v did not sync", typ)
+		}
+	}
+	got, err := lister.Jobs("ns").Get("j")
+	if err != nil {
+		t.Fatalf("getting the Job from the informer's cache: %v", err)
+	}
+	want := stored.DeepCopy()
+	want.ManagedFields = nil
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Job in the controller's cache (-want +got):\n%s", diff)
 	}
 }

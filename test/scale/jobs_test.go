@@ -171,6 +171,17 @@ func terminal(job *batchv1.Job) (done bool, complete bool) {
 	return false, false
 }
 
+// finishedAt is when a finished Job's Complete or Failed condition became
+// true.
+func finishedAt(job *batchv1.Job) time.Time {
+	for _, c := range job.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
 // tracker follows the Jobs of a namespace through an informer and records
 // when each was created (by the harness) and first seen finished.
 type tracker struct {
@@ -269,6 +280,13 @@ type runOutcome struct {
 	Statuses              map[string]finalStatus `json:"-"`
 	Wall                  time.Duration          `json:"-"`
 	P50, P99              time.Duration          `json:"-"`
+	// LastFinishedSeconds is when, after the first create, the last Job
+	// got its Complete or Failed condition by the condition's own time
+	// (whole seconds), beside the wall time, which ends when the harness
+	// saw it: the two tell a slow controller from a slow watch.
+	LastFinishedSeconds float64 `json:"last_finished_condition_seconds"`
+	// LastFinished is the Job that finished last.
+	LastFinished string `json:"last_finished_job"`
 }
 
 // runJobs creates the Jobs of specs in ns at perSecond Jobs a second,
@@ -352,12 +370,16 @@ func (s *side) runJobs(ctx context.Context, t *testing.T, ns string, specs []job
 		}
 		out.PodsSucceeded += int64(job.Status.Succeeded)
 		out.Statuses[job.Name] = statusOf(&job)
+		if at := finishedAt(&job); at.Sub(start).Seconds() > out.LastFinishedSeconds {
+			out.LastFinishedSeconds, out.LastFinished = at.Sub(start).Seconds(), job.Name
+		}
 	}
 	for _, spec := range specs {
 		if !seen[spec.name] {
 			out.Lost++
 		}
 	}
+	t.Logf("%s: the last Job to finish, %s, has its condition %.0fs after the first create", s.name, out.LastFinished, out.LastFinishedSeconds)
 	if out.Stuck > 0 {
 		s.diagnose(ctx, t, ns)
 	}

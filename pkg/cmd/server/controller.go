@@ -357,11 +357,10 @@ func serverPodsSelector(identity string) string {
 }
 
 // dropManagedFields is the transform of both informers: the controller
-// never reads managedFields, and they are a large share of a Job that holds
-// no Pod template changes (two managers' entries on every stored Job, the
-// creator's and the status writer's). A status update sent without them
-// keeps the stored ones, as the API server does for any update whose
-// managedFields are unset.
+// never reads managedFields, and they are a large share of a small object
+// (every stored Job carries its creator's and its status writer's entries).
+// A status update sent without them keeps the stored ones, as the API
+// server does for any update whose managedFields are unset.
 func dropManagedFields(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)

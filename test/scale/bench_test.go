@@ -454,16 +454,21 @@ func writePartial(t *testing.T, sz benchSizes, res map[string]*sideResults) {
 		return
 	}
 	path = strings.TrimSuffix(path, filepath.Ext(path)) + ".partial.json"
-	data, err := json.MarshalIndent(map[string]any{"sizes": sz, "sides": res}, "", "  ")
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := writeJSONFile(path, map[string]any{"sizes": sz, "sides": res}); err != nil {
+		t.Logf("writing the partial results: %v", err)
 	}
-	if err == nil {
-		err = os.WriteFile(path, data, 0o644)
-	}
+}
+
+// writeJSONFile writes v as indented JSON to path, making its directory.
+func writeJSONFile(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		t.Logf("writing the partial results to %s: %v", path, err)
+		return fmt.Errorf("encoding %s: %w", path, err)
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }
 
 func writeJSON(t *testing.T, summary map[string]any, sz benchSizes, res map[string]*sideResults) {
@@ -477,14 +482,7 @@ func writeJSON(t *testing.T, summary map[string]any, sz benchSizes, res map[stri
 	}
 	out["sizes"] = sz
 	out["sides"] = res
-	data, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := writeJSONFile(path, out); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("results written to %s", path)

@@ -20,22 +20,30 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -602,25 +610,35 @@ func TestServerPodsSelector(t *testing.T) {
 	}
 }
 
-// TestJobInformerDropsManagedFields checks that the controller's Job cache
-// keeps Jobs without their managedFields and otherwise as stored: with
-// 150 000 Jobs stored, the entries of their creator and status writer are
-// a copy the controller never reads.
-func TestJobInformerDropsManagedFields(t *testing.T) {
-	stored := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: "ns", Name: "j", ResourceVersion: "7", Labels: map[string]string{"team": "a"},
-			ManagedFields: []metav1.ManagedFieldsEntry{
-				{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "batch.jobs.dev/v1", FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:completions":{}}}`)}},
-				{Manager: "dispatcher", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "batch.jobs.dev/v1", Subresource: "status",
-					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:succeeded":{}}}`)}},
-			},
-		},
-		Spec:   batchv1.JobSpec{Completions: ptr.To[int32](3), ManagedBy: ptr.To("example.com/dispatcher")},
-		Status: batchv1.JobStatus{Succeeded: 3},
+// TestJobInformerTrimsJobs checks that the controller's Job cache keeps
+// Jobs as the controller reads them: without managedFields (with 150 000
+// Jobs stored, the entries of their creators and status writers are a copy
+// the controller never reads), with the Pod template of a Job it runs and
+// without the template of one another controller manages.
+func TestJobInformerTrimsJobs(t *testing.T) {
+	managedFields := []metav1.ManagedFieldsEntry{
+		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "batch.jobs.dev/v1", FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:completions":{}}}`)}},
+		{Manager: "dispatcher", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "batch.jobs.dev/v1", Subresource: "status",
+			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:succeeded":{}}}`)}},
 	}
-	factory := newJobInformerFactory(versionedfake.NewClientset(stored.DeepCopy()))
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "a"}},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+	}
+	job := func(name string, managedBy *string) *batchv1.Job {
+		return &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: "ns", Name: name, ResourceVersion: "7", Labels: map[string]string{"team": "a"},
+				ManagedFields: managedFields,
+			},
+			Spec:   batchv1.JobSpec{Completions: ptr.To[int32](3), ManagedBy: managedBy, Template: template},
+			Status: batchv1.JobStatus{Succeeded: 1},
+		}
+	}
+	ours, external := job("ours", nil), job("external", ptr.To("example.com/dispatcher"))
+	factory := newJobInformerFactory(versionedfake.NewClientset(ours.DeepCopy(), external.DeepCopy()))
 	lister := factory.Batch().V1().Jobs().Lister()
 	ctx, cancel := context.WithCancel(context.Background())
 	// Shutdown waits for the informers, which stop when ctx ends.
@@ -632,13 +650,51 @@ func TestJobInformerDropsManagedFields(t *testing.T) {
 			t.Fatalf("informer of %v did not sync", typ)
 		}
 	}
-	got, err := lister.Jobs("ns").Get("j")
-	if err != nil {
-		t.Fatalf("getting the Job from the informer's cache: %v", err)
+	wantOurs := ours.DeepCopy()
+	wantOurs.ManagedFields = nil
+	wantExternal := external.DeepCopy()
+	wantExternal.ManagedFields = nil
+	wantExternal.Spec.Template = corev1.PodTemplateSpec{}
+	for _, want := range []*batchv1.Job{wantOurs, wantExternal} {
+		got, err := lister.Jobs("ns").Get(want.Name)
+		if err != nil {
+			t.Fatalf("getting Job %s from the informer's cache: %v", want.Name, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Job %s in the controller's cache (-want +got):\n%s", want.Name, diff)
+		}
 	}
-	want := stored.DeepCopy()
-	want.ManagedFields = nil
+}
+
+// TestPodInformerAsksForNoGzip checks that the Pod informer's client does
+// not accept gzip (the host would compress its watch of every Pod update)
+// while the host client it is made from still does, as client-go's default.
+func TestPodInformerAsksForNoGzip(t *testing.T) {
+	got := map[string]string{}
+	var mu sync.Mutex
+	host := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got[path.Base(r.UserAgent())] = r.Header.Get("Accept-Encoding")
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[]}`)
+	}))
+	defer host.Close()
+	// Over TLS, as every host is: client-go shares one transport, which
+	// keeps its own compression setting, for every plain-HTTP config.
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: host.Certificate().Raw})
+	hostConfig := &rest.Config{Host: host.URL, UserAgent: "host", TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
+	for _, cfg := range []*rest.Config{hostConfig, hostInformerConfig(hostConfig)} {
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"host": "gzip", "job-controller-informers": ""}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Job in the controller's cache (-want +got):\n%s", diff)
+		t.Errorf("Accept-Encoding by user agent (-want +got):\n%s", diff)
 	}
 }

@@ -143,6 +143,13 @@ func (e *finalizerExpectations) inFlight(key string) sets.Set[types.UID] {
 	return e.byJob[key].Clone()
 }
 
+// removed tells whether key waits to see the removal from uid.
+func (e *finalizerExpectations) removed(key string, uid types.UID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.byJob[key].Has(uid)
+}
+
 // forget drops key, whose Job is gone.
 func (e *finalizerExpectations) forget(key string) {
 	e.mu.Lock()

@@ -135,6 +135,13 @@ func (jm *Controller) releaseOrphan(ctx context.Context, pod *corev1.Pod) error 
 			// A running Job's syncs own the finalizer.
 			return nil
 		}
+		if job != nil && jm.finalizerExpect.removed(keyOf(job), pod.UID) {
+			// The Job's last sync took the finalizer off; the Job's
+			// finished status, read from this server, overtook the Pod
+			// update coming from the host. Patching again would cost a
+			// request per Pod of every Job that finishes.
+			return nil
+		}
 		jobGone = job == nil
 	}
 	if decide.HasTrackingFinalizer(pod) {

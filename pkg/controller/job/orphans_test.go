@@ -46,7 +46,10 @@ func TestReleaseOrphan(t *testing.T) {
 		job        *batchv1.Job
 		pod        *corev1.Pod
 		standalone bool
-		want       []string
+		// removedBySync: the Job's sync removed the Pod's finalizer
+		// and the Pod informer has not shown it yet.
+		removedBySync bool
+		want          []string
 	}{
 		"the pod of a gone job loses its finalizer": {
 			pod: makePod("a", job).Obj(), want: []string{"patch a"},
@@ -62,6 +65,9 @@ func TestReleaseOrphan(t *testing.T) {
 		},
 		"standalone: the pod of a finished job loses its finalizer, not its life": {
 			job: finished, pod: makePod("a", finished).Obj(), standalone: true, want: []string{"patch a"},
+		},
+		"the pod of a finished job whose finalizer its last sync removed is not patched again": {
+			job: finished, pod: makePod("a", finished).Obj(), removedBySync: true,
 		},
 		"the pod of a running job is its sync's business": {
 			job: job, pod: makePod("a", job).Obj(),
@@ -86,6 +92,9 @@ func TestReleaseOrphan(t *testing.T) {
 				f.addJobs(t, tc.job)
 			}
 			f.addPods(t, tc.pod)
+			if tc.removedBySync {
+				f.finalizerExpect.expect(keyOf(tc.job), tc.pod.UID)
+			}
 			if err := f.syncOrphans(f.ctx, orphanKey{namespace: "ns", name: "a"}); err != nil {
 				t.Fatalf("syncOrphans: %v", err)
 			}

@@ -95,7 +95,7 @@ bench: build e2e-bins ## Side by side under the same load: kube-apiserver 1.37.2
 		$(GO) test -count=1 -v -timeout 40m -run '^TestSideBySide$$' ./test/bench/
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 
-bench-scale: build scale-bins ## The scale benchmark on simulated nodes: batch mix (each side's default client rate, then both 100/200), one large Indexed Job, Jobs with failures, finished Jobs stored; kube-controller-manager vs ours on kube-scheduler + kwok; prints a table, writes _output/bench-scale/results.json. BENCH_SCALE=F scales every count (1: 5 000 Pods in the mix, 20 000 completions, 2 000 Jobs with failures, 150 000 stored, 1 000 nodes).
+bench-scale: build scale-bins ## The scale benchmark on simulated nodes: batch mix (each side's default client rate, then both 100/200), one large Indexed Job, Jobs with failures, finished Jobs stored; kube-controller-manager vs ours on kube-scheduler + kwok; prints a table, writes _output/bench-scale/results.json. BENCH_SCALE=F scales every count (1: 5 000 Pods in the mix, 20 000 completions, 2 000 Jobs with failures, 150 000 stored, 1 000 nodes). BENCH_SCALE_PHASES runs a comma-separated subset of mix_defaults,mix_equal_qps,large_job,failures,stored and BENCH_SCALE_SIDES one of kcm,ours (empty: all; a figure not measured prints -); BENCH_SCALE_PROFILE=DIR (absolute) saves each Job server's heap after the stored fill as DIR/<side>-stored-heap.pb.gz.
 	BENCH_SCALE_RUN=1 BENCH_SCALE=$(BENCH_SCALE) BENCH_SCALE_OUT=$(abspath _output/bench-scale/results.json) \
 		BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
 		$(GO) test -count=1 -v -timeout 12h -run '^TestBenchScale$$' ./test/scale/

@@ -38,6 +38,16 @@ const (
 	EnvScale = "BENCH_SCALE"
 	// EnvOut is the path of the JSON results.
 	EnvOut = "BENCH_SCALE_OUT"
+	// EnvPhases is a comma-separated list of the workloads to run, out of
+	// allPhases; empty runs them all.
+	EnvPhases = "BENCH_SCALE_PHASES"
+	// EnvSides is a comma-separated list of the sides to run (kcm, ours);
+	// empty runs both.
+	EnvSides = "BENCH_SCALE_SIDES"
+	// EnvProfile is a directory: when set, each side saves there a heap
+	// profile of its Job server once the stored Jobs are in
+	// (<side>-stored-heap.pb.gz).
+	EnvProfile = "BENCH_SCALE_PROFILE"
 )
 
 // benchSizes are the counts of one run.
@@ -107,7 +117,9 @@ var jobStatusWrites = []string{"PUT jobs/status", "PATCH jobs/status", "APPLY jo
 // TestBenchScale is `make bench-scale`: workloads 1–5 of issue 17 under
 // kube-controller-manager and under ours, one fresh host cluster per side
 // and client-rate setting. It prints one table and writes the JSON
-// results; it asserts correctness only.
+// results; it asserts correctness only. EnvPhases and EnvSides narrow a
+// run to some workloads or one side; a cluster that would run none of the
+// selected workloads is not started.
 func TestBenchScale(t *testing.T) {
 	if os.Getenv(EnvRun) == "" {
 		t.Skipf("the scale benchmark runs with %s=1 (make bench-scale)", EnvRun)
@@ -120,12 +132,16 @@ func TestBenchScale(t *testing.T) {
 		}
 	}
 	sz := sizesFor(scale)
+	sel, err := selectionFrom(os.Getenv(EnvPhases), os.Getenv(EnvSides))
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
 	runFor, _ := time.ParseDuration(sz.RunFor)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Hour)
 	t.Cleanup(cancel)
 	e := newEnv(t, sz.Nodes)
 	res := map[string]*sideResults{}
-	for _, name := range []string{sideKCM, sideOurs} {
+	for _, name := range sel.sides {
 		res[name] = &sideResults{Rates: map[string]string{}, PhaseSeconds: map[string]float64{}}
 	}
 	timed := func(side, phase string, f func()) {
@@ -137,7 +153,10 @@ func TestBenchScale(t *testing.T) {
 	}
 
 	// Workload 1 at each side's defaults.
-	for _, name := range []string{sideKCM, sideOurs} {
+	for _, name := range sel.sides {
+		if !sel.runs("mix_defaults") {
+			break
+		}
 		start := time.Now()
 		s := e.startSide(ctx, t, name, rateDefaults)
 		res[name].PhaseSeconds["cluster_start_defaults"] = time.Since(start).Seconds()
@@ -149,24 +168,33 @@ func TestBenchScale(t *testing.T) {
 		s.stop()
 	}
 	// Workloads 1–4 at equal raised rates.
-	for _, name := range []string{sideKCM, sideOurs} {
+	for _, name := range sel.sides {
+		if !sel.runsAny(equalRatePhases...) {
+			break
+		}
 		start := time.Now()
 		s := e.startSide(ctx, t, name, rateRaised)
 		res[name].PhaseSeconds["cluster_start_equal"] = time.Since(start).Seconds()
 		res[name].Rates[rateRaised.name] = s.effectiveRate
-		timed(name, "mix_equal_qps", func() {
+		// selected runs a workload when the selection has it.
+		selected := func(phase string, f func()) {
+			if sel.runs(phase) {
+				timed(name, phase, f)
+			}
+		}
+		selected("mix_equal_qps", func() {
 			r := s.runMix(ctx, t, "mix-equal", batchMix("mix", sz.MixPods, sz.MixSizes, runFor), limitFor(40*time.Minute, scale))
 			res[name].MixEqual = &r
 		})
-		timed(name, "large_job", func() {
+		selected("large_job", func() {
 			r := s.runLarge(ctx, t, "large", sz.LargeCompletions, sz.LargeParallelism, runFor, limitFor(60*time.Minute, scale))
 			res[name].Large = &r
 		})
-		timed(name, "failures", func() {
+		selected("failures", func() {
 			out, phase := s.runMeasured(ctx, t, "failures", failureJobs("fail", sz.FailureJobs, runFor), 10, limitFor(40*time.Minute, scale))
 			res[name].Failures = &failuresResult{Outcome: out, Phase: phase}
 		})
-		timed(name, "stored", func() {
+		selected("stored", func() {
 			r := s.runStored(ctx, t, "stored", sz.Stored, sz.Watchers, sz.WatchJobs, sz.FullLists)
 			res[name].Stored = &r
 		})
@@ -174,6 +202,9 @@ func TestBenchScale(t *testing.T) {
 	}
 
 	summary := summarize(sz, res)
+	if !sel.whole() {
+		summary["phases_run"], summary["sides_run"] = sel.phaseList(), sel.sides
+	}
 	printTable(t, sz, res, summary)
 	writeJSON(t, summary, sz, res)
 
@@ -185,18 +216,24 @@ func TestBenchScale(t *testing.T) {
 	if n := summary["mix_jobs_not_complete"].(int); n != 0 {
 		t.Errorf("%d Jobs of the batch mix did not complete", n)
 	}
-	if diffs := compareStatuses(res[sideKCM].Failures.Outcome.Statuses, res[sideOurs].Failures.Outcome.Statuses); len(diffs) > 0 {
-		t.Errorf("%d Jobs with failures end differently under the two controllers, e.g.:\n%s", len(diffs), strings.Join(diffs[:min(10, len(diffs))], "\n"))
+	if kcmStatuses, oursStatuses, ok := failureStatuses(res); ok {
+		if diffs := compareStatuses(kcmStatuses, oursStatuses); len(diffs) > 0 {
+			t.Errorf("%d Jobs with failures end differently under the two controllers, e.g.:\n%s", len(diffs), strings.Join(diffs[:min(10, len(diffs))], "\n"))
+		}
 	}
-	for _, name := range []string{sideKCM, sideOurs} {
-		if st := res[name].Stored; st.WatchEventsLost != 0 || st.FillErrors != 0 {
+	for _, name := range sel.sides {
+		if st := res[name].Stored; st != nil && (st.WatchEventsLost != 0 || st.FillErrors != 0) {
 			t.Errorf("%s: stored Jobs: %d writes failed, %d watch events lost; want 0", name, st.FillErrors, st.WatchEventsLost)
 		}
 	}
 }
 
-// outcomes returns every run outcome of a side.
+// outcomes returns every run outcome of a side (none for a side that did
+// not run).
 func (r *sideResults) outcomes() []runOutcome {
+	if r == nil {
+		return nil
+	}
 	var out []runOutcome
 	for _, m := range []*mixResult{r.MixDefaults, r.MixEqual} {
 		if m != nil {
@@ -213,9 +250,12 @@ func (r *sideResults) outcomes() []runOutcome {
 }
 
 // phases returns the measured phases of a side with a Job controller at
-// work, by name.
+// work, by name (none for a side that did not run).
 func (r *sideResults) phases() map[string]phaseResult {
 	p := map[string]phaseResult{}
+	if r == nil {
+		return p
+	}
 	if r.MixDefaults != nil {
 		p["mix_defaults"] = r.MixDefaults.Phase
 	}
@@ -250,9 +290,15 @@ func cpuPer1000Pods(m *mixResult) float64 {
 	return m.Phase.controlPlaneCPU() / float64(m.Pods) * 1000
 }
 
-// summarize computes the figures issue 17 asks for by name.
+// summarize computes the figures issue 17 asks for by name. A figure of a
+// workload or side that did not run is left out: a ratio needs both
+// sides' figure, a per-side map holds the sides that measured it, and the
+// final statuses of workload 3 are compared only when both sides ran it.
 func summarize(sz benchSizes, res map[string]*sideResults) map[string]any {
-	ours, kcm := res[sideOurs], res[sideKCM]
+	// ours and kcm are empty results for a side that did not run; ranOurs
+	// and ranKCM are nil then.
+	ranOurs, ranKCM := res[sideOurs], res[sideKCM]
+	ours, kcm := sideOf(res, sideOurs), sideOf(res, sideKCM)
 	var lost, stuck, left, mixNotComplete int
 	for _, r := range res {
 		for _, o := range r.outcomes() {
@@ -292,61 +338,141 @@ func summarize(sz benchSizes, res map[string]*sideResults) map[string]any {
 		}
 		return highest
 	}
-	statusDiffs := len(compareStatuses(kcm.Failures.Outcome.Statuses, ours.Failures.Outcome.Statuses))
-	return map[string]any{
-		"pods_per_minute_ratio_equal_qps":                ratio(ours.MixEqual.PodsPerMinute, kcm.MixEqual.PodsPerMinute),
-		"pods_per_minute_ratio_defaults":                 ratio(ours.MixDefaults.PodsPerMinute, kcm.MixDefaults.PodsPerMinute),
-		"control_plane_cpu_per_1000_pods_ratio":          ratio(cpuPer1000Pods(ours.MixEqual), cpuPer1000Pods(kcm.MixEqual)),
-		"control_plane_cpu_per_1000_pods_ratio_defaults": ratio(cpuPer1000Pods(ours.MixDefaults), cpuPer1000Pods(kcm.MixDefaults)),
-		"job_sync_p99_seconds":                           map[string]float64{"ours": syncMax(ours), "kcm": syncMax(kcm)},
-		"mutating_p99_seconds_max": map[string]float64{
-			"ours": mutatingMax(ours, "batch-apiserver"),
-			"kube": mutatingMax(kcm, "kube-apiserver"),
-			// kube-apiserver of our side (Pods, Events, the aggregator).
-			"kube_on_ours_side": mutatingMax(ours, "kube-apiserver"),
-		},
-		"list_p99_seconds_max": map[string]float64{
-			"ours": listMax(ours, "batch-apiserver"),
-			"kube": listMax(kcm, "kube-apiserver"),
-		},
-		"large_job_completions":         sz.LargeCompletions,
-		"large_job_parallelism":         sz.LargeParallelism,
-		"large_job_seconds":             map[string]float64{"ours": ours.Large.Seconds, "kcm": kcm.Large.Seconds},
-		"large_job_status_bytes":        map[string]int{"ours": ours.Large.StatusBytes, "kcm": kcm.Large.StatusBytes},
-		"large_job_controller_rss_mib":  map[string]float64{"ours": ours.Large.ControllerRSSMiB, "kcm": kcm.Large.ControllerRSSMiB},
-		"stored_jobs":                   sz.Stored,
-		"rss_ratio_stored":              ratio(ours.Stored.ServerRSSMiB, kcm.Stored.ServerRSSMiB),
-		"list_ratio_stored":             ratio(ours.Stored.FullListP99, kcm.Stored.FullListP99),
-		"page_list_ratio_stored":        ratio(ours.Stored.PageListP99, kcm.Stored.PageListP99),
-		"list_ratio_stored_direct":      ratio(ours.Stored.FullListDirectP99, kcm.Stored.FullListDirectP99),
-		"page_list_ratio_stored_direct": ratio(ours.Stored.PageListDirectP99, kcm.Stored.PageListDirectP99),
-		"restart_ratio_stored":          ratio(ours.Stored.RestartReady, kcm.Stored.RestartReady),
-		"watch_events_lost":             map[string]int64{"ours": ours.Stored.WatchEventsLost, "kcm": kcm.Stored.WatchEventsLost},
-		"failure_statuses_differing":    statusDiffs,
-		"jobs_lost":                     lost,
-		"jobs_stuck":                    stuck,
-		"pods_left_with_finalizer":      left,
-		"mix_jobs_not_complete":         mixNotComplete,
+	mutating, lists := map[string]float64{}, map[string]float64{}
+	if ranOurs != nil {
+		mutating["ours"] = mutatingMax(ranOurs, "batch-apiserver")
+		// kube-apiserver of our side (Pods, Events, the aggregator).
+		mutating["kube_on_ours_side"] = mutatingMax(ranOurs, "kube-apiserver")
+		lists["ours"] = listMax(ranOurs, "batch-apiserver")
 	}
+	if ranKCM != nil {
+		mutating["kube"] = mutatingMax(ranKCM, "kube-apiserver")
+		lists["kube"] = listMax(ranKCM, "kube-apiserver")
+	}
+	out := map[string]any{
+		"job_sync_p99_seconds":         bySide(ranOurs, ranKCM, syncMax),
+		"mutating_p99_seconds_max":     mutating,
+		"list_p99_seconds_max":         lists,
+		"large_job_completions":        sz.LargeCompletions,
+		"large_job_parallelism":        sz.LargeParallelism,
+		"large_job_seconds":            bySide(ours.Large, kcm.Large, func(r *largeResult) float64 { return r.Seconds }),
+		"large_job_status_bytes":       bySide(ours.Large, kcm.Large, func(r *largeResult) int { return r.StatusBytes }),
+		"large_job_controller_rss_mib": bySide(ours.Large, kcm.Large, func(r *largeResult) float64 { return r.ControllerRSSMiB }),
+		"stored_jobs":                  sz.Stored,
+		"stored_heap_inuse_mib":        bySide(ours.Stored, kcm.Stored, func(r *storedResult) float64 { return r.ServerHeapInUseMiB }),
+		"watch_events_lost":            bySide(ours.Stored, kcm.Stored, func(r *storedResult) int64 { return r.WatchEventsLost }),
+		"jobs_lost":                    lost,
+		"jobs_stuck":                   stuck,
+		"pods_left_with_finalizer":     left,
+		"mix_jobs_not_complete":        mixNotComplete,
+	}
+	// ratioOf sets key to ours ÷ kcm when both sides measured the figure.
+	ratioOf := func(key string, o, k float64) {
+		if !math.IsNaN(o) && !math.IsNaN(k) {
+			out[key] = ratio(o, k)
+		}
+	}
+	podsPerMinute := func(m *mixResult) float64 { return m.PodsPerMinute }
+	ratioOf("pods_per_minute_ratio_equal_qps", measured(ours.MixEqual, podsPerMinute), measured(kcm.MixEqual, podsPerMinute))
+	ratioOf("pods_per_minute_ratio_defaults", measured(ours.MixDefaults, podsPerMinute), measured(kcm.MixDefaults, podsPerMinute))
+	ratioOf("control_plane_cpu_per_1000_pods_ratio", measured(ours.MixEqual, cpuPer1000Pods), measured(kcm.MixEqual, cpuPer1000Pods))
+	ratioOf("control_plane_cpu_per_1000_pods_ratio_defaults", measured(ours.MixDefaults, cpuPer1000Pods), measured(kcm.MixDefaults, cpuPer1000Pods))
+	for key, f := range map[string]func(*storedResult) float64{
+		"rss_ratio_stored":              func(r *storedResult) float64 { return r.ServerRSSMiB },
+		"heap_inuse_ratio_stored":       func(r *storedResult) float64 { return r.ServerHeapInUseMiB },
+		"list_ratio_stored":             func(r *storedResult) float64 { return r.FullListP99 },
+		"page_list_ratio_stored":        func(r *storedResult) float64 { return r.PageListP99 },
+		"list_ratio_stored_direct":      func(r *storedResult) float64 { return r.FullListDirectP99 },
+		"page_list_ratio_stored_direct": func(r *storedResult) float64 { return r.PageListDirectP99 },
+		"restart_ratio_stored":          func(r *storedResult) float64 { return r.RestartReady },
+	} {
+		ratioOf(key, measured(ours.Stored, f), measured(kcm.Stored, f))
+	}
+	if kcmStatuses, oursStatuses, ok := failureStatuses(res); ok {
+		out["failure_statuses_differing"] = len(compareStatuses(kcmStatuses, oursStatuses))
+	}
+	return out
+}
+
+// sideOf returns the results of side name, empty ones (every workload
+// nil) when the side did not run.
+func sideOf(res map[string]*sideResults, name string) *sideResults {
+	if r := res[name]; r != nil {
+		return r
+	}
+	return &sideResults{}
+}
+
+// failureStatuses returns the final statuses of workload 3 on both sides;
+// ok is false unless both ran it.
+func failureStatuses(res map[string]*sideResults) (kcm, ours map[string]finalStatus, ok bool) {
+	k, o := sideOf(res, sideKCM).Failures, sideOf(res, sideOurs).Failures
+	if k == nil || o == nil {
+		return nil, nil, false
+	}
+	return k.Outcome.Statuses, o.Outcome.Statuses, true
+}
+
+// measured is f of a workload's result, NaN (not measured) when the
+// workload did not run.
+func measured[T any](r *T, f func(*T) float64) float64 {
+	if r == nil {
+		return math.NaN()
+	}
+	return f(r)
+}
+
+// bySide maps "ours" and "kcm" to f of their result of a workload,
+// leaving out a side whose result is nil.
+func bySide[T, V any](ours, kcm *T, f func(*T) V) map[string]V {
+	out := map[string]V{}
+	if ours != nil {
+		out["ours"] = f(ours)
+	}
+	if kcm != nil {
+		out["kcm"] = f(kcm)
+	}
+	return out
 }
 
 // row is one figure of the table.
 type row struct {
-	figure    string
+	figure string
+	// ours and kcm are NaN when not measured.
 	ours, kcm float64
 	// format prints a value.
 	format string
 }
 
+// printTable logs the table of a run and prints it to stdout.
 func printTable(t *testing.T, sz benchSizes, res map[string]*sideResults, summary map[string]any) {
-	ours, kcm := res[sideOurs], res[sideKCM]
+	text := tableText(sz, res, summary)
+	t.Log(text)
+	fmt.Print(text)
+}
+
+// tableText is the table of a run: "-" stands for a figure not measured
+// (a workload or side not run), a ratio needs both sides' figure, and a
+// workload neither side ran has no section.
+func tableText(sz benchSizes, res map[string]*sideResults, summary map[string]any) string {
+	ours, kcm := sideOf(res, sideOurs), sideOf(res, sideKCM)
 	var rows []row
-	add := func(figure, format string, o, k float64) {
-		rows = append(rows, row{figure: figure, ours: o, kcm: k, format: format})
+	// adder returns a function adding a figure of a workload, "-" on a
+	// side where hasOurs or hasKCM says the workload did not run.
+	adder := func(hasOurs, hasKCM bool) func(figure, format string, o, k float64) {
+		return func(figure, format string, o, k float64) {
+			if !hasOurs {
+				o = math.NaN()
+			}
+			if !hasKCM {
+				k = math.NaN()
+			}
+			rows = append(rows, row{figure: figure, ours: o, kcm: k, format: format})
+		}
 	}
 	// addCalls adds what a phase cost in the Job controller's syncs and
 	// API calls, which says whether a difference of CPU is one of work.
-	addCalls := func(o, k phaseResult) {
+	addCalls := func(add func(figure, format string, o, k float64), o, k phaseResult) {
 		add("  job syncs", "%.0f", o.JobSyncCount, k.JobSyncCount)
 		add("  Job status writes", "%.0f", o.callCount(jobStatusWrites...), k.callCount(jobStatusWrites...))
 		add("  Pod creates", "%.0f", o.callCount("POST pods"), k.callCount("POST pods"))
@@ -358,56 +484,79 @@ func printTable(t *testing.T, sz benchSizes, res map[string]*sideResults, summar
 		o, k  *mixResult
 		rate  string
 	}{
-		{"1 batch mix, defaults", ours.MixDefaults, kcm.MixDefaults, fmt.Sprintf("ours %s, kcm %s", ours.Rates["defaults"], kcm.Rates["defaults"])},
-		{"1 batch mix, equal QPS", ours.MixEqual, kcm.MixEqual, fmt.Sprintf("ours %s, kcm %s", ours.Rates["equal"], kcm.Rates["equal"])},
+		{"1 batch mix, defaults", ours.MixDefaults, kcm.MixDefaults, fmt.Sprintf("ours %s, kcm %s", rateText(ours, "defaults"), rateText(kcm, "defaults"))},
+		{"1 batch mix, equal QPS", ours.MixEqual, kcm.MixEqual, fmt.Sprintf("ours %s, kcm %s", rateText(ours, "equal"), rateText(kcm, "equal"))},
 	} {
+		if mix.o == nil && mix.k == nil {
+			continue
+		}
+		add := adder(mix.o != nil, mix.k != nil)
+		o, k := orZero(mix.o), orZero(mix.k)
 		rows = append(rows, row{figure: mix.label + " (" + mix.rate + ")"})
-		add("  Pods completed / min", "%.0f", mix.o.PodsPerMinute, mix.k.PodsPerMinute)
-		add("  Jobs completed / s", "%.2f", mix.o.JobsPerSecond, mix.k.JobsPerSecond)
-		add("  create→Complete p50 s", "%.1f", mix.o.P50Seconds, mix.k.P50Seconds)
-		add("  create→Complete p99 s", "%.1f", mix.o.P99Seconds, mix.k.P99Seconds)
-		add("  job sync p99 s", "%.3f", mix.o.Phase.JobSyncP99, mix.k.Phase.JobSyncP99)
-		add("  control plane CPU s / 1000 Pods", "%.1f", cpuPer1000Pods(mix.o), cpuPer1000Pods(mix.k))
-		add("  wall s", "%.0f", mix.o.WallSeconds, mix.k.WallSeconds)
-		addCalls(mix.o.Phase, mix.k.Phase)
+		add("  Pods completed / min", "%.0f", o.PodsPerMinute, k.PodsPerMinute)
+		add("  Jobs completed / s", "%.2f", o.JobsPerSecond, k.JobsPerSecond)
+		add("  create→Complete p50 s", "%.1f", o.P50Seconds, k.P50Seconds)
+		add("  create→Complete p99 s", "%.1f", o.P99Seconds, k.P99Seconds)
+		add("  job sync p99 s", "%.3f", o.Phase.JobSyncP99, k.Phase.JobSyncP99)
+		add("  control plane CPU s / 1000 Pods", "%.1f", cpuPer1000Pods(o), cpuPer1000Pods(k))
+		add("  wall s", "%.0f", o.WallSeconds, k.WallSeconds)
+		addCalls(add, o.Phase, k.Phase)
 	}
-	rows = append(rows, row{figure: fmt.Sprintf("2 large Indexed Job (%d completions, parallelism %d)", sz.LargeCompletions, sz.LargeParallelism)})
-	add("  seconds to Complete", "%.0f", ours.Large.Seconds, kcm.Large.Seconds)
-	add("  status bytes", "%.0f", float64(ours.Large.StatusBytes), float64(kcm.Large.StatusBytes))
-	add("  controller process max RSS MiB", "%.0f", ours.Large.ControllerRSSMiB, kcm.Large.ControllerRSSMiB)
-	add("  job sync p99 s", "%.3f", ours.Large.Phase.JobSyncP99, kcm.Large.Phase.JobSyncP99)
-	addCalls(ours.Large.Phase, kcm.Large.Phase)
-	rows = append(rows, row{figure: fmt.Sprintf("3 failures (%d Jobs, podFailurePolicy + backoffLimitPerIndex)", sz.FailureJobs)})
-	add("  wall s", "%.0f", ours.Failures.Outcome.Wall.Seconds(), kcm.Failures.Outcome.Wall.Seconds())
-	add("  job sync p99 s", "%.3f", ours.Failures.Phase.JobSyncP99, kcm.Failures.Phase.JobSyncP99)
-	add("  control plane CPU s", "%.1f", ours.Failures.Phase.controlPlaneCPU(), kcm.Failures.Phase.controlPlaneCPU())
-	addCalls(ours.Failures.Phase, kcm.Failures.Phase)
-	rows = append(rows, row{figure: fmt.Sprintf("4 %d finished Jobs stored", sz.Stored)})
-	add("  server RSS MiB (ours: batch-apiserver; kcm: kube-apiserver)", "%.0f", ours.Stored.ServerRSSMiB, kcm.Stored.ServerRSSMiB)
-	add("  full LIST p99 s", "%.3f", ours.Stored.FullListP99, kcm.Stored.FullListP99)
-	add("  paginated LIST (500) p99 s", "%.3f", ours.Stored.PageListP99, kcm.Stored.PageListP99)
-	add("  full LIST p99 s, direct (ours: no aggregator hop)", "%.3f", ours.Stored.FullListDirectP99, kcm.Stored.FullListDirectP99)
-	add("  paginated LIST p99 s, direct", "%.3f", ours.Stored.PageListDirectP99, kcm.Stored.PageListDirectP99)
-	add("  restart to ready s", "%.2f", ours.Stored.RestartReady, kcm.Stored.RestartReady)
-	add(fmt.Sprintf("  %d-watcher fan-out, events lost", sz.Watchers), "%.0f", float64(ours.Stored.WatchEventsLost), float64(kcm.Stored.WatchEventsLost))
-	add("  fill (create + status) s", "%.0f", ours.Stored.Fill.Seconds, kcm.Stored.Fill.Seconds)
+	if ours.Large != nil || kcm.Large != nil {
+		add := adder(ours.Large != nil, kcm.Large != nil)
+		o, k := orZero(ours.Large), orZero(kcm.Large)
+		rows = append(rows, row{figure: fmt.Sprintf("2 large Indexed Job (%d completions, parallelism %d)", sz.LargeCompletions, sz.LargeParallelism)})
+		add("  seconds to Complete", "%.0f", o.Seconds, k.Seconds)
+		add("  status bytes", "%.0f", float64(o.StatusBytes), float64(k.StatusBytes))
+		add("  controller process max RSS MiB", "%.0f", o.ControllerRSSMiB, k.ControllerRSSMiB)
+		add("  job sync p99 s", "%.3f", o.Phase.JobSyncP99, k.Phase.JobSyncP99)
+		addCalls(add, o.Phase, k.Phase)
+	}
+	if ours.Failures != nil || kcm.Failures != nil {
+		add := adder(ours.Failures != nil, kcm.Failures != nil)
+		o, k := orZero(ours.Failures), orZero(kcm.Failures)
+		rows = append(rows, row{figure: fmt.Sprintf("3 failures (%d Jobs, podFailurePolicy + backoffLimitPerIndex)", sz.FailureJobs)})
+		add("  wall s", "%.0f", o.Outcome.Wall.Seconds(), k.Outcome.Wall.Seconds())
+		add("  job sync p99 s", "%.3f", o.Phase.JobSyncP99, k.Phase.JobSyncP99)
+		add("  control plane CPU s", "%.1f", o.Phase.controlPlaneCPU(), k.Phase.controlPlaneCPU())
+		addCalls(add, o.Phase, k.Phase)
+	}
+	if ours.Stored != nil || kcm.Stored != nil {
+		add := adder(ours.Stored != nil, kcm.Stored != nil)
+		o, k := orZero(ours.Stored), orZero(kcm.Stored)
+		rows = append(rows, row{figure: fmt.Sprintf("4 %d finished Jobs stored", sz.Stored)})
+		add("  server RSS MiB (ours: batch-apiserver; kcm: kube-apiserver)", "%.0f", o.ServerRSSMiB, k.ServerRSSMiB)
+		add("  server Go heap in use MiB", "%.0f", o.ServerHeapInUseMiB, k.ServerHeapInUseMiB)
+		add("  full LIST p99 s", "%.3f", o.FullListP99, k.FullListP99)
+		add("  paginated LIST (500) p99 s", "%.3f", o.PageListP99, k.PageListP99)
+		add("  full LIST p99 s, direct (ours: no aggregator hop)", "%.3f", o.FullListDirectP99, k.FullListDirectP99)
+		add("  paginated LIST p99 s, direct", "%.3f", o.PageListDirectP99, k.PageListDirectP99)
+		add("  restart to ready s", "%.2f", o.RestartReady, k.RestartReady)
+		add(fmt.Sprintf("  %d-watcher fan-out, events lost", sz.Watchers), "%.0f", float64(o.WatchEventsLost), float64(k.WatchEventsLost))
+		add("  fill (create + status) s", "%.0f", o.Fill.Seconds, k.Fill.Seconds)
+	}
 	rows = append(rows, row{figure: "5 during 1–4 (worst phase)"})
-	mut := summary["mutating_p99_seconds_max"].(map[string]float64)
-	add("  mutating p99 s, Job server (SLO 1 s)", "%.3f", mut["ours"], mut["kube"])
-	lists := summary["list_p99_seconds_max"].(map[string]float64)
-	add("  LIST p99 s, Job server (SLO 30 s)", "%.3f", lists["ours"], lists["kube"])
-	sync := summary["job_sync_p99_seconds"].(map[string]float64)
-	add("  job sync p99 s", "%.3f", sync["ours"], sync["kcm"])
+	add := adder(true, true)
+	mut, _ := summary["mutating_p99_seconds_max"].(map[string]float64)
+	add("  mutating p99 s, Job server (SLO 1 s)", "%.3f", valueOf(mut, "ours"), valueOf(mut, "kube"))
+	lists, _ := summary["list_p99_seconds_max"].(map[string]float64)
+	add("  LIST p99 s, Job server (SLO 30 s)", "%.3f", valueOf(lists, "ours"), valueOf(lists, "kube"))
+	sync, _ := summary["job_sync_p99_seconds"].(map[string]float64)
+	add("  job sync p99 s", "%.3f", valueOf(sync, "ours"), valueOf(sync, "kcm"))
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nbench-scale: scale %g, %d kwok nodes, Pods run %s\n", sz.Scale, sz.Nodes, sz.RunFor)
+	if phases, ok := summary["phases_run"].([]string); ok {
+		sides, _ := summary["sides_run"].([]string)
+		fmt.Fprintf(&b, "phases %s on %s only; \"-\" is not measured\n", strings.Join(phases, ","), strings.Join(sides, ","))
+	}
 	fmt.Fprintf(&b, "%-64s %12s %12s %8s\n", "figure", "ours", "kcm", "ours÷kcm")
 	for _, r := range rows {
 		if r.format == "" {
 			fmt.Fprintf(&b, "%s\n", r.figure)
 			continue
 		}
-		fmt.Fprintf(&b, "%-64s %12s %12s %8s\n", r.figure, fmt.Sprintf(r.format, r.ours), fmt.Sprintf(r.format, r.kcm), ratioText(r.ours, r.kcm))
+		fmt.Fprintf(&b, "%-64s %12s %12s %8s\n", r.figure, cellText(r.format, r.ours), cellText(r.format, r.kcm), ratioText(r.ours, r.kcm))
 	}
 	fmt.Fprintf(&b, "\nCPU seconds (max RSS MiB) per process and phase\n")
 	for _, name := range []string{sideKCM, sideOurs} {
@@ -431,10 +580,46 @@ func printTable(t *testing.T, sz benchSizes, res map[string]*sideResults, summar
 			fmt.Fprintf(&b, "  %-4s %-14s %5.0fs  %s\n", name, p, ph.Seconds, strings.Join(parts, ", "))
 		}
 	}
+	differing := any("-")
+	if v, ok := summary["failure_statuses_differing"]; ok {
+		differing = v
+	}
 	fmt.Fprintf(&b, "\ncorrectness: jobs lost %v, stuck %v, Pods left with finalizer %v, mix Jobs not Complete %v, failure statuses differing %v\n",
-		summary["jobs_lost"], summary["jobs_stuck"], summary["pods_left_with_finalizer"], summary["mix_jobs_not_complete"], summary["failure_statuses_differing"])
-	t.Log(b.String())
-	fmt.Print(b.String())
+		summary["jobs_lost"], summary["jobs_stuck"], summary["pods_left_with_finalizer"], summary["mix_jobs_not_complete"], differing)
+	return b.String()
+}
+
+// orZero is r, or a zero result to read figures from when r is nil.
+func orZero[T any](r *T) *T {
+	if r == nil {
+		return new(T)
+	}
+	return r
+}
+
+// valueOf is m[key], NaN (not measured) when m has no such key.
+func valueOf(m map[string]float64, key string) float64 {
+	if v, ok := m[key]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// rateText is the client rate a side's controller ran at in the setting
+// named, "-" when the side did not run it.
+func rateText(r *sideResults, setting string) string {
+	if v := r.Rates[setting]; v != "" {
+		return v
+	}
+	return "-"
+}
+
+// cellText prints v in format, "-" when it was not measured.
+func cellText(format string, v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf(format, v)
 }
 
 func ratioText(ours, kcm float64) string {

@@ -23,11 +23,13 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -39,6 +41,9 @@ import (
 const (
 	requestDurationMetric = "apiserver_request_duration_seconds"
 	jobSyncMetric         = "job_controller_job_sync_duration_seconds"
+	// heapInUseMetric is the Go runtime's heap in use, in bytes: the spans
+	// holding objects, live or not yet collected.
+	heapInUseMetric = "go_memstats_heap_inuse_bytes"
 )
 
 // histogram is a cumulative Prometheus histogram: count of observations
@@ -91,22 +96,14 @@ func (h histogram) quantile(q float64) float64 {
 // scrapeHistograms reads metric from url and sums its buckets into one
 // histogram per key; key returns "" for series to leave out.
 func scrapeHistograms(ctx context.Context, client *http.Client, url, metric string, key func(labels map[string]string) string) (map[string]histogram, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := openMetrics(ctx, client, url)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return nil, fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, body)
-	}
+	defer body.Close()
 	out := map[string]histogram{}
 	prefix := metric + "_bucket{"
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -140,6 +137,52 @@ func scrapeHistograms(ctx context.Context, client *http.Client, url, metric stri
 		out[k][le] += v
 	}
 	return out, sc.Err()
+}
+
+// scrapeGauge reads the value of metric, a series without labels (a
+// gauge of the Go runtime or the process), from url.
+func scrapeGauge(ctx context.Context, client *http.Client, url, metric string) (float64, error) {
+	body, err := openMetrics(ctx, client, url)
+	if err != nil {
+		return 0, err
+	}
+	defer body.Close()
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), metric+" ")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			break
+		}
+		return strconv.ParseFloat(fields[0], 64)
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("%s has no %s", url, metric)
+}
+
+// openMetrics GETs a /metrics url and returns its body, which the caller
+// closes; an answer other than 200 is an error.
+func openMetrics(ctx context.Context, client *http.Client, url string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return nil, fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, body)
+	}
+	return resp.Body, nil
 }
 
 // parseLabels parses `a="x",b="y"` (values without escaped quotes, as the
@@ -433,4 +476,23 @@ func rssMiB(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// TestScrapeGauge reads a gauge from a text exposition beside metrics
+// whose names it prefixes, and fails on one it lacks.
+func TestScrapeGauge(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# HELP go_memstats_heap_inuse_bytes Number of heap bytes that are in use.\n"+
+			"# TYPE go_memstats_heap_inuse_bytes gauge\n"+
+			"go_memstats_heap_inuse_bytes_total 1\n"+
+			"go_memstats_heap_inuse_bytes 4.194304e+07\n")
+	}))
+	defer srv.Close()
+	got, err := scrapeGauge(context.Background(), srv.Client(), srv.URL, heapInUseMetric)
+	if err != nil || got != 4.194304e+07 {
+		t.Errorf("scrapeGauge(%s) = %v, %v; want 4.194304e+07", heapInUseMetric, got, err)
+	}
+	if _, err := scrapeGauge(context.Background(), srv.Client(), srv.URL, "go_memstats_heap_alloc_bytes"); err == nil {
+		t.Error("scrapeGauge of a missing metric: no error, want one")
+	}
 }

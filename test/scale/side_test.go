@@ -19,6 +19,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -295,6 +296,18 @@ func (s *side) jobServerProcess() *framework.Process {
 		return s.cluster.BatchAPIServer
 	}
 	return s.cluster.KubeAPIServer
+}
+
+// jobServerEndpoint is the address of the process that serves the
+// side's Jobs and a client with the admin's credentials there: for ours
+// batch-apiserver's own port, for kcm kube-apiserver.
+func (s *side) jobServerEndpoint() (string, *http.Client, error) {
+	cfg, url := s.host, s.cluster.HostURL
+	if s.name == sideOurs {
+		cfg, url = s.cluster.BatchAdminConfig(), s.cluster.BatchURL
+	}
+	client, err := rest.HTTPClientFor(cfg)
+	return url, client, err
 }
 
 // newNamespace creates a namespace and waits for its default

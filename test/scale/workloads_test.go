@@ -23,6 +23,8 @@ import (
 	"io"
 	"math/rand"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -191,8 +193,13 @@ type storedResult struct {
 	Fill phaseResult `json:"fill"`
 	// ServerRSSMiB is the RSS of the server holding the Jobs after the fill.
 	ServerRSSMiB float64 `json:"server_rss_mib"`
-	FullListP99  float64 `json:"full_list_p99_seconds"`
-	PageListP99  float64 `json:"page_list_p99_seconds"`
+	// ServerHeapInUseMiB is the Go heap in use of the same process at the
+	// same moment, from its /metrics (heapInUseMetric, before any forced
+	// collection): what of the RSS is the heap rather than the runtime's
+	// unreturned pages, stacks and binary; 0 when it could not be read.
+	ServerHeapInUseMiB float64 `json:"server_heap_inuse_mib"`
+	FullListP99        float64 `json:"full_list_p99_seconds"`
+	PageListP99        float64 `json:"page_list_p99_seconds"`
 	// FullListDirectP99 and PageListDirectP99 are the same LISTs sent to
 	// the Job server itself: for ours batch-apiserver's own port, without
 	// the aggregator's hop; for kcm's side kube-apiserver again.
@@ -253,7 +260,20 @@ func (s *side) runStored(ctx context.Context, t *testing.T, ns string, n, watche
 		t.Errorf("%s: %d writes of stored Jobs failed, the first: %v", s.name, r.FillErrors, *p)
 	}
 	r.ServerRSSMiB = rssMiB(s.jobServerProcess().PID())
-	t.Logf("%s: %d Jobs stored in %.1fs, server RSS %.0f MiB", s.name, n, r.Fill.Seconds, r.ServerRSSMiB)
+	if heap, err := s.heapInUseMiB(ctx); err != nil {
+		t.Logf("%s: reading the Job server's heap in use: %v", s.name, err)
+	} else {
+		r.ServerHeapInUseMiB = heap
+	}
+	t.Logf("%s: %d Jobs stored in %.1fs, server RSS %.0f MiB, Go heap in use %.0f MiB", s.name, n, r.Fill.Seconds, r.ServerRSSMiB, r.ServerHeapInUseMiB)
+	if dir := os.Getenv(EnvProfile); dir != "" {
+		// A profile is for reading afterwards: a failure is logged only.
+		if path, err := s.saveHeapProfile(ctx, dir, "stored"); err != nil {
+			t.Logf("%s: saving the Job server's heap profile: %v", s.name, err)
+		} else {
+			t.Logf("%s: heap profile of the Job server with the stored Jobs in %s", s.name, path)
+		}
+	}
 
 	// Full and paginated LISTs through kube-apiserver (for ours, through
 	// the aggregator), as a client sees them, then sent to the Job server
@@ -281,6 +301,41 @@ func (s *side) runStored(ctx context.Context, t *testing.T, ns string, n, watche
 	r.WatchEventsLost = s.watchFanOut(ctx, t, ns, watchers, watchJobs)
 	r.RestartReady = s.restartServer(ctx, t).Seconds()
 	return r
+}
+
+// heapInUseMiB reads the Go heap in use of the side's Job server from its
+// /metrics, in MiB.
+func (s *side) heapInUseMiB(ctx context.Context) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	url, client, err := s.jobServerEndpoint()
+	if err != nil {
+		return 0, err
+	}
+	v, err := scrapeGauge(ctx, client, url+"/metrics", heapInUseMetric)
+	return v / (1 << 20), err
+}
+
+// saveHeapProfile saves the heap profile of the side's Job server, taken
+// after a garbage collection (the generic API server's
+// /debug/pprof/heap?gc=1), as dir/<side>-<phase>-heap.pb.gz, and returns
+// the file's path.
+func (s *side) saveHeapProfile(ctx context.Context, dir, phase string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	url, client, err := s.jobServerEndpoint()
+	if err != nil {
+		return "", err
+	}
+	_, body, err := timedGet(ctx, client, url+"/debug/pprof/heap?gc=1")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s-heap.pb.gz", s.name, phase))
+	return path, os.WriteFile(path, body, 0o644)
 }
 
 // timedLists times n full LISTs of url and then one paginated walk of it,

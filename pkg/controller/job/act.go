@@ -66,7 +66,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	if err != nil {
 		return fmt.Errorf("splitting job key %q: %w", key, err)
 	}
-	cached, err := jm.jobLister.Jobs(ns).Get(name)
+	cached, err := jm.jobs.get(ns, name)
 	if apierrors.IsNotFound(err) {
 		jm.podExpect.forget(key)
 		jm.finalizerExpect.forget(key)

@@ -443,9 +443,7 @@ func TestSyncJobMaxUncountedPods(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f.jobStore.Update(latest); err != nil {
-			t.Fatal(err)
-		}
+		f.cacheJob(t, latest)
 		f.catchUpPods(t)
 		job = latest
 		got = append(got, progress{Succeeded: latest.Status.Succeeded, Finished: decide.IsFinished(latest), Patched: countActions(f.kube.Actions(), "patch", "pods")})

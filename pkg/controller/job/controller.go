@@ -43,7 +43,6 @@ import (
 	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
 	versioned "github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
 	jobinformers "github.com/batch-apiserver/batch-apiserver/pkg/generated/informers/externalversions/batch/v1"
-	joblisters "github.com/batch-apiserver/batch-apiserver/pkg/generated/listers/batch/v1"
 )
 
 // The controller's tunables. They carry kube-controller-manager's values and
@@ -99,7 +98,7 @@ type Controller struct {
 	cfg        Config
 	clock      clock.WithTicker
 
-	jobLister   joblisters.JobLister
+	jobs        jobCache
 	podLister   corelisters.PodLister
 	podIndexer  cache.Indexer
 	cachesReady []cache.InformerSynced
@@ -193,7 +192,7 @@ func newController(ctx context.Context, podInformer coreinformers.PodInformer, j
 		return nil, fmt.Errorf("adding the Pod index by owning Job: %w", err)
 	}
 	metrics.Register()
-	jm.jobLister = jobInformer.Lister()
+	jm.jobs = jobCache{indexer: jobs.GetIndexer()}
 	jm.podLister = podInformer.Lister()
 	jm.podIndexer = pods.GetIndexer()
 	jm.cachesReady = []cache.InformerSynced{jobs.HasSynced, pods.HasSynced}

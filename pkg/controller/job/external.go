@@ -97,7 +97,7 @@ func (jm *Controller) announce(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("splitting job key %q: %w", key, err)
 	}
-	job, err := jm.jobLister.Jobs(ns).Get(name)
+	job, err := jm.jobs.get(ns, name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -126,13 +126,25 @@ func newFakeHost() *k8sfake.Clientset {
 	return kube
 }
 
-// addJobs puts Jobs in the informer's cache and the fake server.
+// cacheJob puts a copy of job into the informer's cache as the informer's
+// transform leaves it (a finished or external Job as a doneJob).
+func (f *fixture) cacheJob(t *testing.T, job *batchv1.Job) {
+	t.Helper()
+	obj, err := TrimForCache(job.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.jobStore.Update(obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addJobs puts Jobs in the informer's cache, as the informer's transform
+// leaves them, and in the fake server.
 func (f *fixture) addJobs(t *testing.T, jobs ...*batchv1.Job) {
 	t.Helper()
 	for _, j := range jobs {
-		if err := f.jobStore.Add(j); err != nil {
-			t.Fatal(err)
-		}
+		f.cacheJob(t, j)
 		if err := f.jobs.Tracker().Add(j); err != nil {
 			t.Fatal(err)
 		}

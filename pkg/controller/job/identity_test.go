@@ -76,7 +76,7 @@ func TestTwoServersOnOneHost(t *testing.T) {
 	}
 
 	for id, f := range servers {
-		job, err := f.jobLister.Jobs("ns").Get("j")
+		job, err := f.Controller.jobs.get("ns", "j")
 		if err != nil {
 			t.Fatal(err)
 		}

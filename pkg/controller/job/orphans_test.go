@@ -303,9 +303,7 @@ func TestClaimPods(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t, fixtureOptions{})
-			if err := f.jobStore.Add(job); err != nil {
-				t.Fatal(err)
-			}
+			f.cacheJob(t, job)
 			if err := f.jobs.Tracker().Add(tc.live); err != nil {
 				t.Fatal(err)
 			}

@@ -53,7 +53,7 @@ func (jm *Controller) expire(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("splitting job key %q: %w", key, err)
 	}
-	cached, err := jm.jobLister.Jobs(ns).Get(name)
+	cached, err := jm.jobs.get(ns, name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

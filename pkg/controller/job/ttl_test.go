@@ -62,9 +62,7 @@ func TestExpire(t *testing.T) {
 			f.shutDownQueues()
 			ttl := newRecordingQueue[string]()
 			f.ttl = ttl
-			if err := f.jobStore.Add(tc.cached); err != nil {
-				t.Fatal(err)
-			}
+			f.cacheJob(t, tc.cached)
 			if err := f.jobs.Tracker().Add(tc.live); err != nil {
 				t.Fatal(err)
 			}

@@ -77,7 +77,7 @@ func (jm *Controller) ownerJob(namespace string, ref *metav1.OwnerReference) *ba
 	if !refersToOurJob(ref) {
 		return nil
 	}
-	job, err := jm.jobLister.Jobs(namespace).Get(ref.Name)
+	job, err := jm.jobs.get(namespace, ref.Name)
 	if err != nil || job.UID != ref.UID {
 		return nil
 	}
@@ -90,7 +90,7 @@ func (jm *Controller) selectingJobs(pod *corev1.Pod) []*batchv1.Job {
 	if len(pod.Labels) == 0 {
 		return nil
 	}
-	jobs, err := jm.jobLister.Jobs(pod.Namespace).List(labels.Everything())
+	jobs, err := jm.jobs.list(pod.Namespace)
 	if err != nil {
 		return nil
 	}
@@ -273,7 +273,7 @@ func (jm *Controller) onPodDelete(logger klog.Logger, obj any, final bool) {
 }
 
 func (jm *Controller) onJobAdd(logger klog.Logger, obj any) {
-	job, ok := obj.(*batchv1.Job)
+	job, ok := jobFrom(obj)
 	if !ok || jm.leftToOthers(logger, job) {
 		return
 	}
@@ -282,8 +282,8 @@ func (jm *Controller) onJobAdd(logger klog.Logger, obj any) {
 }
 
 func (jm *Controller) onJobUpdate(logger klog.Logger, oldObj, newObj any) {
-	before, ok1 := oldObj.(*batchv1.Job)
-	job, ok2 := newObj.(*batchv1.Job)
+	before, ok1 := jobFrom(oldObj)
+	job, ok2 := jobFrom(newObj)
 	if !ok1 || !ok2 || jm.leftToOthers(logger, job) {
 		return
 	}
@@ -310,16 +310,10 @@ func (jm *Controller) onJobUpdate(logger klog.Logger, oldObj, newObj any) {
 // onJobDelete forgets what the controller kept about a Job and sends its
 // remaining Pods to the orphan worker. obj may be a tombstone.
 func (jm *Controller) onJobDelete(logger klog.Logger, obj any) {
-	job, ok := obj.(*batchv1.Job)
+	job, ok := jobFrom(obj)
 	if !ok {
-		tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown)
-		if isTombstone {
-			job, ok = tombstone.Obj.(*batchv1.Job)
-		}
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("job deletion event carries a %T", obj))
-			return
-		}
+		utilruntime.HandleError(fmt.Errorf("job deletion event carries a %T", obj))
+		return
 	}
 	if isExternal(job) {
 		forgetExternal(job.UID)

@@ -62,18 +62,11 @@ var (
 	// replaced.
 	MaxJobPodFailureBackOff = 10 * time.Minute
 	// MaxUncountedPods bounds how many finished Pods one sync records in
-	// status.uncountedTerminatedPods and releases from their finalizer.
+	// status.uncountedTerminatedPods, which keeps that list near 20 KB.
+	MaxUncountedPods = 500
 	// MaxPodCreateDeletePerSync bounds the Pods one sync creates or
-	// deletes. kube-controller-manager takes 500 of each; we take half:
-	// every one of those Pods costs a write of the controller's client,
-	// and at its 100 QPS a sync of a large Job that releases 500 Pods and
-	// creates 500 waits ten seconds for the rate limiter alone (job sync
-	// p99 16 s with a 1 000-Pod Job, over KEP-2307's 15 s). Half the batch
-	// is half the wait; the Pods wait no longer, since the next sync
-	// starts as soon as this one's Pods are seen, and the two extra
-	// status writes of a sync are in process.
-	MaxUncountedPods          = 250
-	MaxPodCreateDeletePerSync = 250
+	// deletes.
+	MaxPodCreateDeletePerSync = 500
 )
 
 // Config is what the server decides about the controller beyond its

@@ -381,8 +381,9 @@ func dropManagedFields(obj interface{}) (interface{}, error) {
 // newJobInformerFactory returns the factory of the controller's Job
 // informer. Its cache holds every Job the server stores, next to the watch
 // cache in the same process, so it keeps them as the controller reads them:
-// without managedFields, and without the Pod template of the Jobs it will
-// never create Pods for (see jobcontroller.TrimForCache).
+// a Job the controller runs without its managedFields, any other (finished,
+// or run by another controller) as a stand-in of the few fields the
+// controller reads of it (see jobcontroller.TrimForCache).
 func newJobInformerFactory(client versioned.Interface) externalversions.SharedInformerFactory {
 	return externalversions.NewSharedInformerFactoryWithOptions(client, informerResync,
 		externalversions.WithTransform(jobcontroller.TrimForCache))

@@ -159,16 +159,25 @@ func (c jobCache) get(namespace, name string) (*batchv1.Job, error) {
 	return job, nil
 }
 
-// list returns the Jobs of namespace.
-func (c jobCache) list(namespace string) ([]*batchv1.Job, error) {
+// list returns the Jobs of namespace that keep accepts. keep sees the
+// cached spec.managedBy and selector, so that of the many doneJobs of a
+// namespace only those wanted are made into Jobs.
+func (c jobCache) list(namespace string, keep func(managedBy *string, selector *metav1.LabelSelector) bool) ([]*batchv1.Job, error) {
 	objs, err := c.indexer.ByIndex(cache.NamespaceIndex, namespace)
 	if err != nil {
 		return nil, err
 	}
-	jobs := make([]*batchv1.Job, 0, len(objs))
+	var jobs []*batchv1.Job
 	for _, obj := range objs {
-		if job, ok := jobFrom(obj); ok {
-			jobs = append(jobs, job)
+		switch o := obj.(type) {
+		case *batchv1.Job:
+			if keep(o.Spec.ManagedBy, o.Spec.Selector) {
+				jobs = append(jobs, o)
+			}
+		case *doneJob:
+			if keep(o.managedBy, o.selector) {
+				jobs = append(jobs, o.job())
+			}
 		}
 	}
 	return jobs, nil

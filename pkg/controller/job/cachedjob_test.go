@@ -174,7 +174,8 @@ func TestJobCache(t *testing.T) {
 		t.Errorf("get(missing): %v; want NotFound", err)
 	}
 
-	jobs, err := c.list("ns")
+	all := func(*string, *metav1.LabelSelector) bool { return true }
+	jobs, err := c.list("ns", all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,5 +198,37 @@ func TestJobCache(t *testing.T) {
 	}
 	if _, ok := jobFrom(&corev1.Pod{}); ok {
 		t.Error("jobFrom(Pod) found a Job")
+	}
+}
+
+// TestSelectingJobs finds the Jobs that may adopt a Pod among whole Jobs
+// and doneJobs alike: ours whose selector matches, running or finished,
+// never another controller's, never one whose selector does not match.
+func TestSelectingJobs(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	// Every selector asks for team=a.
+	selecting := func(b *jobBuilder) *batchv1.Job {
+		j := b.Obj()
+		j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}
+		return j
+	}
+	running := selecting(makeJob("running"))
+	finished := selecting(makeJob("finished").Condition(cond(batchv1.JobComplete, batch.JobReasonCompletionsReached, "")))
+	external := selecting(makeJob("external").ManagedBy("example.com/dispatcher"))
+	other := makeJob("other").Obj()
+	f.addJobs(t, running, finished, external, other)
+
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Labels: map[string]string{"team": "a"}}}
+	var names []string
+	for _, j := range f.selectingJobs(pod) {
+		names = append(names, j.Name)
+	}
+	slices.Sort(names)
+	if diff := cmp.Diff([]string{"finished", "running"}, names); diff != "" {
+		t.Errorf("Jobs selecting the Pod (-want +got):\n%s", diff)
+	}
+	pod.Labels = nil
+	if got := f.selectingJobs(pod); len(got) != 0 {
+		t.Errorf("a Pod without labels is selected by %d Jobs; want none", len(got))
 	}
 }

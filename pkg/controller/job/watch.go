@@ -90,21 +90,17 @@ func (jm *Controller) selectingJobs(pod *corev1.Pod) []*batchv1.Job {
 	if len(pod.Labels) == 0 {
 		return nil
 	}
-	jobs, err := jm.jobs.list(pod.Namespace)
+	jobs, err := jm.jobs.list(pod.Namespace, func(managedBy *string, selector *metav1.LabelSelector) bool {
+		if _, external := decide.OtherManager(managedBy); external {
+			return false
+		}
+		sel, err := metav1.LabelSelectorAsSelector(selector)
+		return err == nil && !sel.Empty() && sel.Matches(labels.Set(pod.Labels))
+	})
 	if err != nil {
 		return nil
 	}
-	var out []*batchv1.Job
-	for _, job := range jobs {
-		if isExternal(job) {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
-		if err == nil && !sel.Empty() && sel.Matches(labels.Set(pod.Labels)) {
-			out = append(out, job)
-		}
-	}
-	return out
+	return jobs
 }
 
 // countFinishedWithFinalizer keeps the

@@ -52,8 +52,14 @@ func IsFinished(job *batchv1.Job) bool {
 // when that is not this one (kubernetes.io/job-controller), and false for a
 // Job this controller runs: managedBy unset or naming it.
 func ExternalManager(job *batchv1.Job) (string, bool) {
-	if m := job.Spec.ManagedBy; m != nil && *m != batch.JobControllerName {
-		return *m, true
+	return OtherManager(job.Spec.ManagedBy)
+}
+
+// OtherManager is ExternalManager of a Job whose spec.managedBy is
+// managedBy.
+func OtherManager(managedBy *string) (string, bool) {
+	if managedBy != nil && *managedBy != batch.JobControllerName {
+		return *managedBy, true
 	}
 	return "", false
 }

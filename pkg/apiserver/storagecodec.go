@@ -35,12 +35,17 @@ const DefaultStorageMediaType = runtime.ContentTypeProtobuf
 // protobuf, to the internal version; and the versioner of what it encodes.
 // The generic EtcdOptions store with StorageConfig.Codec as given and read
 // --storage-media-type only in kube-apiserver's own storage factory, so the
-// server sets the codec from the flag itself.
+// server sets the codec from the flag itself. Unlike kube-apiserver's, what
+// the codec decodes shares its repeated strings (see intern.go).
 func NewStorageCodec(mediaType string) (runtime.Codec, runtime.GroupVersioner, error) {
-	return serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
+	codec, versioner, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
 		StorageMediaType:  mediaType,
 		StorageSerializer: Codecs,
 		StorageVersion:    batchv1.SchemeGroupVersion,
 		MemoryVersion:     batch.SchemeGroupVersion,
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return newInternDecoder(codec), versioner, nil
 }

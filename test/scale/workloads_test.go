@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -191,12 +192,20 @@ type storedResult struct {
 	Jobs int `json:"stored_jobs"`
 	// Fill is the phase of creating the Jobs and writing their status.
 	Fill phaseResult `json:"fill"`
-	// ServerRSSMiB is the RSS of the server holding the Jobs after the fill.
+	// ServerRSSAfterFillMiB is the RSS of the server holding the Jobs read
+	// once as the fill ends: it depends on where the server's collector
+	// was in its cycle, up to a quarter apart between runs of one build.
+	ServerRSSAfterFillMiB float64 `json:"server_rss_after_fill_mib"`
+	// ServerRSSMiB is the RSS of the same server settled: after a forced
+	// collection (its /debug/pprof/heap?gc=1) and settleWait, the median of
+	// rssReadings readings. Both servers are Go programs with the default
+	// GOGC, so settled they are compared on what they keep, not on when
+	// each last collected.
 	ServerRSSMiB float64 `json:"server_rss_mib"`
-	// ServerHeapInUseMiB is the Go heap in use of the same process at the
-	// same moment, from its /metrics (heapInUseMetric, before any forced
-	// collection): what of the RSS is the heap rather than the runtime's
-	// unreturned pages, stacks and binary; 0 when it could not be read.
+	// ServerHeapInUseMiB is the Go heap in use of the settled server, from
+	// its /metrics (heapInUseMetric): what of the RSS is the heap rather
+	// than the runtime's unreturned pages, stacks and binary; 0 when it
+	// could not be read.
 	ServerHeapInUseMiB float64 `json:"server_heap_inuse_mib"`
 	FullListP99        float64 `json:"full_list_p99_seconds"`
 	PageListP99        float64 `json:"page_list_p99_seconds"`
@@ -259,21 +268,27 @@ func (s *side) runStored(ctx context.Context, t *testing.T, ns string, n, watche
 	if p := firstErr.Load(); p != nil {
 		t.Errorf("%s: %d writes of stored Jobs failed, the first: %v", s.name, r.FillErrors, *p)
 	}
-	r.ServerRSSMiB = rssMiB(s.jobServerProcess().PID())
-	if heap, err := s.heapInUseMiB(ctx); err != nil {
-		t.Logf("%s: reading the Job server's heap in use: %v", s.name, err)
-	} else {
-		r.ServerHeapInUseMiB = heap
+	r.ServerRSSAfterFillMiB = rssMiB(s.jobServerProcess().PID())
+	// The forced collection is the heap profile's: it is saved when asked
+	// for (a profile is for reading afterwards: a failure is logged only).
+	profile, err := s.heapProfile(ctx)
+	if err != nil {
+		t.Fatalf("%s: forcing a collection in the Job server: %v", s.name, err)
 	}
-	t.Logf("%s: %d Jobs stored in %.1fs, server RSS %.0f MiB, Go heap in use %.0f MiB", s.name, n, r.Fill.Seconds, r.ServerRSSMiB, r.ServerHeapInUseMiB)
 	if dir := os.Getenv(EnvProfile); dir != "" {
-		// A profile is for reading afterwards: a failure is logged only.
-		if path, err := s.saveHeapProfile(ctx, dir, "stored"); err != nil {
+		if path, err := saveProfile(dir, s.name, "stored-heap", profile); err != nil {
 			t.Logf("%s: saving the Job server's heap profile: %v", s.name, err)
 		} else {
 			t.Logf("%s: heap profile of the Job server with the stored Jobs in %s", s.name, path)
 		}
 	}
+	r.ServerRSSMiB = s.settledRSSMiB(ctx)
+	if heap, err := s.heapInUseMiB(ctx); err != nil {
+		t.Logf("%s: reading the Job server's heap in use: %v", s.name, err)
+	} else {
+		r.ServerHeapInUseMiB = heap
+	}
+	t.Logf("%s: %d Jobs stored in %.1fs, server RSS %.0f MiB after the fill, settled %.0f MiB, Go heap in use %.0f MiB", s.name, n, r.Fill.Seconds, r.ServerRSSAfterFillMiB, r.ServerRSSMiB, r.ServerHeapInUseMiB)
 
 	// Full and paginated LISTs through kube-apiserver (for ours, through
 	// the aggregator), as a client sees them, then sent to the Job server
@@ -297,6 +312,9 @@ func (s *side) runStored(ctx context.Context, t *testing.T, ns string, n, watche
 	full, pages = timedLists(ctx, t, direct, directURL+path, lists)
 	r.FullListDirectP99 = p99(full).Seconds()
 	r.PageListDirectP99 = p99(pages).Seconds()
+	if dir := os.Getenv(EnvProfile); dir != "" {
+		s.profileLists(ctx, t, dir, viaHost, s.cluster.HostURL+path)
+	}
 
 	r.WatchEventsLost = s.watchFanOut(ctx, t, ns, watchers, watchJobs)
 	r.RestartReady = s.restartServer(ctx, t).Seconds()
@@ -316,26 +334,116 @@ func (s *side) heapInUseMiB(ctx context.Context) (float64, error) {
 	return v / (1 << 20), err
 }
 
-// saveHeapProfile saves the heap profile of the side's Job server, taken
+const (
+	// settleWait is how long the Job server is left after the forced
+	// collection before its RSS is read: the Go runtime returns freed
+	// pages to the system in the background, a few MB a second.
+	settleWait = 20 * time.Second
+	// rssReadings is how many RSS readings, one a second, the settled
+	// figure is the median of.
+	rssReadings = 5
+)
+
+// settledRSSMiB waits settleWait and returns the median of rssReadings
+// readings of the Job server's RSS.
+func (s *side) settledRSSMiB(ctx context.Context) float64 {
+	pid := s.jobServerProcess().PID()
+	readings := make([]float64, 0, rssReadings)
+	delay := settleWait
+	for range rssReadings {
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-time.After(delay):
+		}
+		readings = append(readings, rssMiB(pid))
+		delay = time.Second
+	}
+	slices.Sort(readings)
+	return readings[len(readings)/2]
+}
+
+// heapProfile returns the heap profile of the side's Job server, taken
 // after a garbage collection (the generic API server's
-// /debug/pprof/heap?gc=1), as dir/<side>-<phase>-heap.pb.gz, and returns
-// the file's path.
-func (s *side) saveHeapProfile(ctx context.Context, dir, phase string) (string, error) {
+// /debug/pprof/heap?gc=1).
+func (s *side) heapProfile(ctx context.Context) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	url, client, err := s.jobServerEndpoint()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	_, body, err := timedGet(ctx, client, url+"/debug/pprof/heap?gc=1")
-	if err != nil {
-		return "", err
-	}
+	return body, err
+}
+
+// saveProfile writes a profile as dir/<side>-<what>.pb.gz and returns the
+// file's path.
+func saveProfile(dir, side, what string, profile []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%s-%s-heap.pb.gz", s.name, phase))
-	return path, os.WriteFile(path, body, 0o644)
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s.pb.gz", side, what))
+	return path, os.WriteFile(path, profile, 0o644)
+}
+
+// listProfileSeconds is how long the CPU profiles of profileLists last.
+const listProfileSeconds = 20
+
+// profileLists takes CPU profiles of kube-apiserver and of the Job server
+// (one process on kcm's side) while full LISTs of url go through
+// kube-apiserver, after the timed ones so that they are not slowed, and
+// saves them in dir. A failure is logged only.
+func (s *side) profileLists(ctx context.Context, t *testing.T, dir string, client *http.Client, url string) {
+	t.Helper()
+	hostClient, err := rest.HTTPClientFor(s.host)
+	if err != nil {
+		t.Logf("%s: profiling LISTs: %v", s.name, err)
+		return
+	}
+	servers := map[string]struct {
+		url    string
+		client *http.Client
+	}{"list-host-cpu": {s.cluster.HostURL, hostClient}}
+	if s.cluster.BatchAPIServer != nil {
+		jobURL, jobClient, err := s.jobServerEndpoint()
+		if err != nil {
+			t.Logf("%s: profiling LISTs: %v", s.name, err)
+			return
+		}
+		servers["list-server-cpu"] = struct {
+			url    string
+			client *http.Client
+		}{jobURL, jobClient}
+	}
+	var wg sync.WaitGroup
+	for what, server := range servers {
+		wg.Go(func() {
+			_, profile, err := timedGet(ctx, server.client, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", server.url, listProfileSeconds))
+			if err == nil {
+				var path string
+				if path, err = saveProfile(dir, s.name, what, profile); err == nil {
+					t.Logf("%s: CPU profile during full LISTs in %s", s.name, path)
+				}
+			}
+			if err != nil {
+				t.Logf("%s: CPU profile %s: %v", s.name, what, err)
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for n := 0; ; n++ {
+		select {
+		case <-done:
+			t.Logf("%s: %d full LISTs through kube-apiserver while profiling", s.name, n)
+			return
+		default:
+		}
+		if _, _, err := timedGet(ctx, client, url); err != nil {
+			t.Logf("%s: LIST while profiling: %v", s.name, err)
+		}
+	}
 }
 
 // timedLists times n full LISTs of url and then one paginated walk of it,

@@ -1,0 +1,200 @@
+/*
+Copyright The batch-apiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"fmt"
+	"testing"
+	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
+	"k8s.io/utils/ptr"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+)
+
+// storedJob is a finished Job as the registry stores it.
+func storedJob(name string, uid types.UID) *batch.Job {
+	labels := func() map[string]string {
+		return map[string]string{batch.ControllerUIDLabel: string(uid), batch.JobNameLabel: name, "controller-uid": string(uid), "job-name": name}
+	}
+	now := metav1.Unix(1_700_000_000, 0)
+	return &batch.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "stored", UID: uid, ResourceVersion: "7", Labels: labels(),
+			ManagedFields: []metav1.ManagedFieldsEntry{{
+				Manager: "writer", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "batch.jobs.dev/v1",
+				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:template":{}}}`)},
+			}},
+		},
+		Spec: batch.JobSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{batch.ControllerUIDLabel: string(uid)}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels()},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers:    []corev1.Container{{Name: "main", Image: "busybox", TerminationMessagePath: "/dev/termination-log"}},
+				},
+			},
+			ManagedBy: ptr.To("example.com/dispatcher"),
+		},
+		Status: batch.JobStatus{
+			Succeeded:  1,
+			Conditions: []batch.JobCondition{{Type: batch.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: now}},
+		},
+	}
+}
+
+func sameString(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+
+func TestInternDecoder(t *testing.T) {
+	plain, _, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
+		StorageMediaType: runtime.ContentTypeProtobuf, StorageSerializer: Codecs,
+		StorageVersion: batchv1.SchemeGroupVersion, MemoryVersion: batch.SchemeGroupVersion,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec, _, err := NewStorageCodec(runtime.ContentTypeProtobuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := func(c runtime.Codec, job *batch.Job) *batch.Job {
+		t.Helper()
+		data, err := runtime.Encode(c, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, err := runtime.Decode(c, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj.(*batch.Job)
+	}
+
+	a := decode(codec, storedJob("a", "uid-a"))
+	b := decode(codec, storedJob("b", "uid-b"))
+	if diff := cmp.Diff(decode(plain, storedJob("a", "uid-a")), a); diff != "" {
+		t.Errorf("interning changed the decoded Job (-plain +interned):\n%s", diff)
+	}
+
+	// Within one Job: the UID and name of the labels are the metadata's.
+	if !sameString(string(a.UID), a.Labels[batch.ControllerUIDLabel]) || !sameString(string(a.UID), a.Spec.Selector.MatchLabels[batch.ControllerUIDLabel]) ||
+		!sameString(string(a.UID), a.Spec.Template.Labels["controller-uid"]) || !sameString(a.Name, a.Spec.Template.Labels[batch.JobNameLabel]) {
+		t.Errorf("the UID and name in the labels of one Job are copies of their own")
+	}
+	// Across Jobs: keys, defaults, reasons, managedBy and managedFields.
+	for what, pair := range map[string][2]string{
+		"namespace":        {a.Namespace, b.Namespace},
+		"label key":        {keyOf(a.Labels, "uid-a"), keyOf(b.Labels, "uid-b")},
+		"container image":  {a.Spec.Template.Spec.Containers[0].Image, b.Spec.Template.Spec.Containers[0].Image},
+		"restart policy":   {string(a.Spec.Template.Spec.RestartPolicy), string(b.Spec.Template.Spec.RestartPolicy)},
+		"managedBy":        {*a.Spec.ManagedBy, *b.Spec.ManagedBy},
+		"condition reason": {a.Status.Conditions[0].Reason, b.Status.Conditions[0].Reason},
+		"manager":          {a.ManagedFields[0].Manager, b.ManagedFields[0].Manager},
+	} {
+		if !sameString(pair[0], pair[1]) {
+			t.Errorf("%s %q: two Jobs hold copies of their own", what, pair[0])
+		}
+	}
+	if &a.ManagedFields[0].FieldsV1.Raw[0] != &b.ManagedFields[0].FieldsV1.Raw[0] {
+		t.Errorf("equal managedFields bodies of two Jobs are copies of their own")
+	}
+	if sameString(a.Name, b.Name) || sameString(string(a.UID), string(b.UID)) {
+		t.Errorf("different values share one string")
+	}
+
+	// A deep copy owns its bytes: writing it leaves the shared body alone.
+	c := a.DeepCopy()
+	c.ManagedFields[0].FieldsV1.Raw[0] = 'X'
+	if got := string(b.ManagedFields[0].FieldsV1.Raw); got != `{"f:spec":{"f:template":{}}}` {
+		t.Errorf("writing a deep copy changed another Job's managedFields: %s", got)
+	}
+}
+
+// keyOf returns the key of m whose value is v.
+func keyOf(m map[string]string, v string) string {
+	for k, s := range m {
+		if s == v && k != "controller-uid" {
+			return k
+		}
+	}
+	return ""
+}
+
+func TestInternTableGenerations(t *testing.T) {
+	table := newInternTable()
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	first := table.str(string([]byte("kept")))
+	once := table.str(string([]byte("once")))
+	// A generation later "kept" is still in use, "once" is not.
+	for i := range internGeneration {
+		table.str(fmt.Sprint("fill-", i))
+	}
+	if got := table.str(string([]byte("kept"))); !sameString(got, first) {
+		t.Errorf("a string seen in the previous generation was not shared")
+	}
+	for i := range internGeneration {
+		table.str(fmt.Sprint("more-", i))
+	}
+	if got := table.str(string([]byte("kept"))); !sameString(got, first) {
+		t.Errorf("a string kept in use for three generations was not shared")
+	}
+	if got := table.str(string([]byte("once"))); sameString(got, once) {
+		t.Errorf("a string not seen for two generations is still in the table")
+	}
+	if n := len(table.strings) + len(table.oldStrings); n > 2*internGeneration {
+		t.Errorf("the table holds %d strings, more than two generations (%d)", n, 2*internGeneration)
+	}
+}
+
+// BenchmarkStorageDecode is the cost the interning adds to each object the
+// watch cache decodes.
+func BenchmarkStorageDecode(b *testing.B) {
+	plain, _, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
+		StorageMediaType: runtime.ContentTypeProtobuf, StorageSerializer: Codecs,
+		StorageVersion: batchv1.SchemeGroupVersion, MemoryVersion: batch.SchemeGroupVersion,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	interning, _, err := NewStorageCodec(runtime.ContentTypeProtobuf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := runtime.Encode(plain, storedJob("a", "uid-a"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, codec := range map[string]runtime.Codec{"plain": plain, "interning": interning} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := runtime.Decode(codec, data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -90,7 +90,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(batch.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	// Its NegotiatedSerializer is the group's own codec factory, with the
 	// streaming LIST encoders; it offers JSON, YAML and protobuf (our
-	// external types have generated protobuf encodings).
+	// external types have generated protobuf encodings). Long JobLists in
+	// JSON are encoded on every core (listencoder.go).
+	apiGroupInfo.NegotiatedSerializer = newParallelListSerializer(apiGroupInfo.NegotiatedSerializer)
 	jobStorage, jobStatusStorage, err := jobregistry.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter)
 	if err != nil {
 		return nil, fmt.Errorf("creating job storage: %w", err)

@@ -75,17 +75,7 @@ func TestParallelListEncoderBytes(t *testing.T) {
 	generic, parallel := jsonSerializers(t)
 	for _, n := range []int{0, 1, parallelListMin - 1, parallelListMin, 4 * listChunkItems, 4*listChunkItems + 1, 3*parallelListMin + 7} {
 		t.Run(fmt.Sprint(n, " items"), func(t *testing.T) {
-			list := fuzzedJobList(n)
-			var want, got bytes.Buffer
-			if err := generic.Encode(list, &want); err != nil {
-				t.Fatal(err)
-			}
-			if err := parallel.Encode(list, &got); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(want.Bytes(), got.Bytes()) {
-				t.Errorf("the parallel encoder's bytes differ from the generic encoder's (-generic +parallel):\n%s", cmp.Diff(want.String(), got.String()))
-			}
+			sameBytes(t, generic, parallel, fuzzedJobList(n))
 		})
 	}
 	t.Run("v1beta1", func(t *testing.T) {
@@ -93,17 +83,24 @@ func TestParallelListEncoderBytes(t *testing.T) {
 		for i := range parallelListMin + 1 {
 			list.Items = append(list.Items, batchv1beta1.Job{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("job-", i), Namespace: "ns"}})
 		}
-		var want, got bytes.Buffer
-		if err := generic.Encode(list, &want); err != nil {
-			t.Fatal(err)
-		}
-		if err := parallel.Encode(list, &got); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(want.Bytes(), got.Bytes()) {
-			t.Errorf("the parallel encoder's bytes differ from the generic encoder's (-generic +parallel):\n%s", cmp.Diff(want.String(), got.String()))
-		}
+		sameBytes(t, generic, parallel, list)
 	})
+}
+
+// sameBytes encodes obj with both serializers and fails t unless the bytes
+// are the same.
+func sameBytes(t *testing.T, generic, parallel runtime.Serializer, obj runtime.Object) {
+	t.Helper()
+	var want, got bytes.Buffer
+	if err := generic.Encode(obj, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := parallel.Encode(obj, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want.Bytes(), got.Bytes()) {
+		t.Errorf("the parallel encoder's bytes differ from the generic encoder's (-generic +parallel):\n%s", cmp.Diff(want.String(), got.String()))
+	}
 }
 
 // failingWriter fails every write after the first limit bytes.

@@ -313,7 +313,7 @@ func (s *side) runStored(ctx context.Context, t *testing.T, ns string, n, watche
 	r.FullListDirectP99 = p99(full).Seconds()
 	r.PageListDirectP99 = p99(pages).Seconds()
 	if dir := os.Getenv(EnvProfile); dir != "" {
-		s.profileLists(ctx, t, dir, viaHost, s.cluster.HostURL+path)
+		s.profileLists(ctx, t, dir, viaHost, path)
 	}
 
 	r.WatchEventsLost = s.watchFanOut(ctx, t, ns, watchers, watchJobs)
@@ -391,39 +391,33 @@ func saveProfile(dir, side, what string, profile []byte) (string, error) {
 const listProfileSeconds = 20
 
 // profileLists takes CPU profiles of kube-apiserver and of the Job server
-// (one process on kcm's side) while full LISTs of url go through
-// kube-apiserver, after the timed ones so that they are not slowed, and
-// saves them in dir. A failure is logged only.
-func (s *side) profileLists(ctx context.Context, t *testing.T, dir string, client *http.Client, url string) {
+// (one process on kcm's side) while full LISTs of path go through
+// kube-apiserver with hostClient, after the timed ones so that they are
+// not slowed, and saves them in dir. A failure is logged only.
+func (s *side) profileLists(ctx context.Context, t *testing.T, dir string, hostClient *http.Client, path string) {
 	t.Helper()
-	hostClient, err := rest.HTTPClientFor(s.host)
-	if err != nil {
-		t.Logf("%s: profiling LISTs: %v", s.name, err)
-		return
-	}
-	servers := map[string]struct {
+	type server struct {
 		url    string
 		client *http.Client
-	}{"list-host-cpu": {s.cluster.HostURL, hostClient}}
+	}
+	servers := map[string]server{"list-host-cpu": {s.cluster.HostURL, hostClient}}
 	if s.cluster.BatchAPIServer != nil {
 		jobURL, jobClient, err := s.jobServerEndpoint()
 		if err != nil {
 			t.Logf("%s: profiling LISTs: %v", s.name, err)
 			return
 		}
-		servers["list-server-cpu"] = struct {
-			url    string
-			client *http.Client
-		}{jobURL, jobClient}
+		servers["list-server-cpu"] = server{jobURL, jobClient}
 	}
+	url := s.cluster.HostURL + path
 	var wg sync.WaitGroup
 	for what, server := range servers {
 		wg.Go(func() {
 			_, profile, err := timedGet(ctx, server.client, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", server.url, listProfileSeconds))
 			if err == nil {
-				var path string
-				if path, err = saveProfile(dir, s.name, what, profile); err == nil {
-					t.Logf("%s: CPU profile during full LISTs in %s", s.name, path)
+				var file string
+				if file, err = saveProfile(dir, s.name, what, profile); err == nil {
+					t.Logf("%s: CPU profile during full LISTs in %s", s.name, file)
 				}
 			}
 			if err != nil {
@@ -440,7 +434,7 @@ func (s *side) profileLists(ctx context.Context, t *testing.T, dir string, clien
 			return
 		default:
 		}
-		if _, _, err := timedGet(ctx, client, url); err != nil {
+		if _, _, err := timedGet(ctx, hostClient, url); err != nil {
 			t.Logf("%s: LIST while profiling: %v", s.name, err)
 		}
 	}

@@ -93,6 +93,14 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	}
 	job := cached.DeepCopy()
 
+	budget := newWriteBudget(jm.clock, began)
+	defer func() {
+		if budget.cut && err == nil {
+			// The rest of the work, at once: nothing else may bring the
+			// Job back (a finalizer left on has no event to come).
+			jm.queue.Add(key)
+		}
+	}()
 	action, counted := metrics.JobSyncActionReconciling, true
 	defer func() {
 		if !counted {
@@ -133,7 +141,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	action, counted = plan.SyncAction, plan.SyncAction != ""
 	jm.record(job, plan.Events)
 
-	outcome, podErr := jm.applyPodChanges(ctx, job, key, plan)
+	outcome, podErr := jm.applyPodChanges(ctx, job, key, plan, budget)
 	if plan.RequeueAfter > 0 {
 		jm.queue.AddAfter(key, plan.RequeueAfter)
 	}
@@ -154,7 +162,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		metrics.PodFailuresHandledByFailurePolicy.WithLabelValues(string(action)).Add(float64(n))
 	}
 
-	removed, rmErr := jm.removeFinalizers(ctx, key, tracking.RemoveFinalizers)
+	removed, rmErr := jm.removeFinalizers(ctx, key, tracking.RemoveFinalizers, budget)
 	final := tracking.AfterFinalizers(removed, rmErr != nil)
 	if final.Status != nil {
 		written, err := jm.writeStatus(ctx, current, final.Status)
@@ -196,10 +204,11 @@ func (jm *Controller) record(job *batchv1.Job, events []decide.Event) {
 	}
 }
 
-// applyPodChanges carries out the plan's deletions, then its creations.
-func (jm *Controller) applyPodChanges(ctx context.Context, job *batchv1.Job, key string, plan decide.Plan) (decide.PodOutcome, error) {
-	deleted, notFound, delErr := jm.deletePods(ctx, job, key, plan.Deletions)
-	created, createErr := jm.createPods(ctx, job, key, plan.Creations, plan.CreationReason)
+// applyPodChanges carries out the plan's deletions, then its creations,
+// as far as the budget goes.
+func (jm *Controller) applyPodChanges(ctx context.Context, job *batchv1.Job, key string, plan decide.Plan, budget *writeBudget) (decide.PodOutcome, error) {
+	deleted, notFound, delErr := jm.deletePods(ctx, job, key, plan.Deletions, budget)
+	created, createErr := jm.createPods(ctx, job, key, plan.Creations, plan.CreationReason, budget)
 	return decide.PodOutcome{Deleted: deleted, NotFound: notFound, Created: created}, errors.Join(delErr, createErr)
 }
 
@@ -208,8 +217,9 @@ func (jm *Controller) applyPodChanges(ctx context.Context, job *batchv1.Job, key
 // those of an ending Job keep it until the status counts them. Only the
 // former are expected back from the informer, as kube-controller-manager
 // does. The i-th results tell whether the i-th Pod is gone or going, and
-// whether it was found gone already.
-func (jm *Controller) deletePods(ctx context.Context, job *batchv1.Job, key string, deletions []decide.PodDeletion) (done, notFound []bool, err error) {
+// whether it was found gone already; a deletion the budget left for the
+// next sync is neither.
+func (jm *Controller) deletePods(ctx context.Context, job *batchv1.Job, key string, deletions []decide.PodDeletion, budget *writeBudget) (done, notFound []bool, err error) {
 	if len(deletions) == 0 {
 		return nil, nil, nil
 	}
@@ -224,23 +234,25 @@ func (jm *Controller) deletePods(ctx context.Context, job *batchv1.Job, key stri
 	}
 	done, notFound = make([]bool, len(deletions)), make([]bool, len(deletions))
 	errs := make([]error, len(deletions))
-	var wg sync.WaitGroup
-	for i, d := range deletions {
-		wg.Go(func() {
-			err := jm.deleteOne(ctx, job, d)
-			if err != nil && d.Reason != decide.DeleteFinishing {
-				// The informer will show no deletion for this one.
-				jm.podExpect.observe(key, 0, 1)
-			}
-			notFound[i] = apierrors.IsNotFound(err)
-			if err == nil || notFound[i] {
-				done[i] = true
-				return
-			}
-			errs[i] = err
-		})
+	ran := budget.forEach(len(deletions), func(i int) {
+		d := deletions[i]
+		err := jm.deleteOne(ctx, job, d)
+		if err != nil && d.Reason != decide.DeleteFinishing {
+			// The informer will show no deletion for this one.
+			jm.podExpect.observe(key, 0, 1)
+		}
+		notFound[i] = apierrors.IsNotFound(err)
+		if err == nil || notFound[i] {
+			done[i] = true
+			return
+		}
+		errs[i] = err
+	})
+	for _, d := range deletions[ran:] {
+		if d.Reason != decide.DeleteFinishing {
+			jm.podExpect.observe(key, 0, 1)
+		}
 	}
-	wg.Wait()
 	return done, notFound, errors.Join(errs...)
 }
 
@@ -255,9 +267,9 @@ func (jm *Controller) deleteOne(ctx context.Context, job *batchv1.Job, d decide.
 
 // createPods creates Pods in slow-start batches of 1, 2, 4, ...: when the
 // host refuses them all (quota, admission), the sync costs one request, not
-// hundreds. It stops after the first batch with a failure. It returns how
-// many Pods count as created.
-func (jm *Controller) createPods(ctx context.Context, job *batchv1.Job, key string, creations []decide.PodCreation, reason string) (int, error) {
+// hundreds. It stops after the first batch with a failure, or when the
+// budget is spent. It returns how many Pods count as created.
+func (jm *Controller) createPods(ctx context.Context, job *batchv1.Job, key string, creations []decide.PodCreation, reason string, budget *writeBudget) (int, error) {
 	total := len(creations)
 	if total == 0 {
 		return 0, nil
@@ -272,38 +284,41 @@ func (jm *Controller) createPods(ctx context.Context, job *batchv1.Job, key stri
 	next := 0
 	for size := 1; next < total; size *= 2 {
 		batch := creations[next:min(next+size, total)]
-		next += len(batch)
 		failedBefore := failed
-		var wg sync.WaitGroup
-		for _, c := range batch {
-			wg.Go(func() {
-				err := jm.createPod(ctx, job, c)
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					created++
-				case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-					// Every create fails alike from now on and the Job
-					// goes with its namespace. As kube-controller-manager,
-					// the Pod is not taken for a failure; the Job is
-					// told, so that it stops holding failed Pods for
-					// replacements that cannot come.
-					refused++
-					if jm.nsTerminating.add(job.UID) {
-						jm.enqueueBatched(logger, job)
-					}
-				default:
-					jm.podExpect.observe(key, 1, 0)
-					failed++
-					errs = append(errs, fmt.Errorf("creating pod for job %s: %w", key, err))
+		ran := budget.forEach(len(batch), func(i int) {
+			err := jm.createPod(ctx, job, batch[i])
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				created++
+			case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+				// Every create fails alike from now on and the Job goes
+				// with its namespace. As kube-controller-manager, the Pod
+				// is not taken for a failure; the Job is told, so that it
+				// stops holding failed Pods for replacements that cannot
+				// come.
+				refused++
+				if jm.nsTerminating.add(job.UID) {
+					jm.enqueueBatched(logger, job)
 				}
-			})
+			default:
+				jm.podExpect.observe(key, 1, 0)
+				failed++
+				errs = append(errs, fmt.Errorf("creating pod for job %s: %w", key, err))
+			}
+		})
+		next += ran
+		if next == total {
+			break
 		}
-		wg.Wait()
-		if failed > failedBefore && next < total {
+		if failed > failedBefore || ran < len(batch) {
 			skipped := total - next
-			logger.V(2).Info("Slow-start failure: skipping the remaining pods", "job", klog.KObj(job), "skipped", skipped)
+			if ran < len(batch) {
+				logger.V(4).Info("Sync budget spent: leaving the remaining pods to the next sync", "job", klog.KObj(job), "left", skipped)
+			} else {
+				logger.V(2).Info("Slow-start failure: skipping the remaining pods", "job", klog.KObj(job), "skipped", skipped)
+			}
 			jm.podExpect.observe(key, skipped, 0)
 			break
 		}
@@ -312,9 +327,10 @@ func (jm *Controller) createPods(ctx context.Context, job *batchv1.Job, key stri
 	return created + refused, errors.Join(errs...)
 }
 
-// removeFinalizers takes the tracking finalizer off the Pods in parallel.
-// It returns the Pods whose finalizer is gone (a Pod that is gone counts).
-func (jm *Controller) removeFinalizers(ctx context.Context, key string, pods []*corev1.Pod) (sets.Set[types.UID], error) {
+// removeFinalizers takes the tracking finalizer off the Pods in parallel,
+// as far as the budget goes. It returns the Pods whose finalizer is gone
+// (a Pod that is gone counts).
+func (jm *Controller) removeFinalizers(ctx context.Context, key string, pods []*corev1.Pod, budget *writeBudget) (sets.Set[types.UID], error) {
 	gone := sets.New[types.UID]()
 	if len(pods) == 0 {
 		return gone, nil
@@ -327,24 +343,24 @@ func (jm *Controller) removeFinalizers(ctx context.Context, key string, pods []*
 	var (
 		mu   sync.Mutex
 		errs []error
-		wg   sync.WaitGroup
 	)
-	for _, pod := range pods {
-		wg.Go(func() {
-			err := jm.removeFinalizer(ctx, pod)
-			if err != nil {
-				// The informer will show no removal for this one.
-				jm.finalizerExpect.observe(key, pod.UID)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil || apierrors.IsNotFound(err) {
-				gone.Insert(pod.UID)
-				return
-			}
-			errs = append(errs, err)
-		})
+	ran := budget.forEach(len(pods), func(i int) {
+		pod := pods[i]
+		err := jm.removeFinalizer(ctx, pod)
+		if err != nil {
+			// The informer will show no removal for this one.
+			jm.finalizerExpect.observe(key, pod.UID)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil || apierrors.IsNotFound(err) {
+			gone.Insert(pod.UID)
+			return
+		}
+		errs = append(errs, err)
+	})
+	for _, pod := range pods[ran:] {
+		jm.finalizerExpect.observe(key, pod.UID)
 	}
-	wg.Wait()
 	return gone, errors.Join(errs...)
 }

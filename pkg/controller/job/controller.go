@@ -67,6 +67,11 @@ var (
 	// MaxPodCreateDeletePerSync bounds the Pods one sync creates or
 	// deletes.
 	MaxPodCreateDeletePerSync = 500
+	// SyncPodWriteBudget is how long one sync keeps starting Pod
+	// requests (creations, deletions, finalizer removals); what is left
+	// goes to the next sync, queued at once. Zero lifts the bound. Not a
+	// kube-controller-manager setting: see writeBudget.
+	SyncPodWriteBudget = time.Second
 )
 
 // Config is what the server decides about the controller beyond its

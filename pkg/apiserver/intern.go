@@ -17,7 +17,9 @@ limitations under the License.
 package apiserver
 
 import (
+	"encoding/binary"
 	"reflect"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,12 +34,15 @@ import (
 // defaults ("File", "/dev/termination-log", "ClusterFirst", ...),
 // condition reasons and messages as every other Job, and the managedFields
 // entries of a client that creates Jobs of one shape are byte for byte the
-// same each time. Decoded, each copy is an allocation of its own; with
-// 150 000 finished Jobs kept, those copies are a third of the server's heap.
-// The decoder below points equal strings and equal managedFields bodies of
-// what it decodes at one copy. Objects read from storage are never written
-// in place (the cacher and the registry deep-copy before changing one), and
-// a deep copy gets bytes of its own, so sharing the bytes is safe.
+// same each time. So are small maps: a Job's labels and its template's
+// labels once defaulted, and the template's annotations and node selector
+// across the Jobs of one workload. Decoded, each copy is an allocation of
+// its own; with 150 000 finished Jobs kept, those copies are a third of the
+// server's heap. The decoder below points equal strings, equal
+// managedFields bodies and equal string maps of what it decodes at one
+// copy. Objects read from storage are never written in place (the cacher
+// and the registry deep-copy before changing one), and a deep copy gets
+// bytes and maps of its own, so sharing them is safe.
 
 const (
 	// internGeneration is how many distinct strings one generation of the
@@ -49,6 +54,12 @@ const (
 	// internBytesGeneration is the same for byte strings (managedFields
 	// bodies), which are larger and fewer.
 	internBytesGeneration = 1 << 12
+	// internMapGeneration is the same for string maps; a map's entry in
+	// the table is keyed by its whole content.
+	internMapGeneration = 1 << 12
+	// internMapMaxLen is the largest map shared as a whole; a larger one
+	// only gets the table's strings.
+	internMapMaxLen = 16
 )
 
 // internTable hands out one shared copy of each string and byte string it
@@ -57,10 +68,14 @@ type internTable struct {
 	mu                    sync.Mutex
 	strings, oldStrings   map[string]string
 	byteStrs, oldByteStrs map[string][]byte
+	maps, oldMaps         map[string]map[string]string
+	// keys and key are scratch space for mapKey.
+	keys []string
+	key  []byte
 }
 
 func newInternTable() *internTable {
-	return &internTable{strings: map[string]string{}, byteStrs: map[string][]byte{}}
+	return &internTable{strings: map[string]string{}, byteStrs: map[string][]byte{}, maps: map[string]map[string]string{}}
 }
 
 // str returns the table's copy of s. The caller holds t.mu.
@@ -99,6 +114,57 @@ func (t *internTable) bytes(b []byte) []byte {
 	}
 	t.byteStrs[string(c)] = c
 	return c
+}
+
+// stringMap returns the table's map equal to m, or else m rebuilt with the
+// table's strings, which the table keeps from then on. The caller holds
+// t.mu.
+func (t *internTable) stringMap(m map[string]string) map[string]string {
+	if len(m) > internMapMaxLen {
+		return t.rebuild(m)
+	}
+	t.key = t.mapKey(m)
+	if c, ok := t.maps[string(t.key)]; ok {
+		return c
+	}
+	c, ok := t.oldMaps[string(t.key)]
+	if !ok {
+		c = t.rebuild(m)
+	}
+	if len(t.maps) >= internMapGeneration {
+		t.oldMaps, t.maps = t.maps, make(map[string]map[string]string, len(t.maps))
+	}
+	t.maps[string(t.key)] = c
+	return c
+}
+
+// rebuild returns a copy of m whose keys and values are the table's
+// strings: the keys of a map cannot be changed in place. The caller holds
+// t.mu.
+func (t *internTable) rebuild(m map[string]string) map[string]string {
+	c := make(map[string]string, len(m))
+	for k, s := range m {
+		c[t.str(k)] = t.str(s)
+	}
+	return c
+}
+
+// mapKey encodes m's entries, sorted by key, each string after its length,
+// into t.key's space: equal maps, and only they, have equal keys.
+func (t *internTable) mapKey(m map[string]string) []byte {
+	t.keys = t.keys[:0]
+	for k := range m {
+		t.keys = append(t.keys, k)
+	}
+	slices.Sort(t.keys)
+	key := t.key[:0]
+	for _, k := range t.keys {
+		key = binary.AppendUvarint(key, uint64(len(k)))
+		key = append(key, k...)
+		key = binary.AppendUvarint(key, uint64(len(m[k])))
+		key = append(key, m[k]...)
+	}
+	return key
 }
 
 // object points the strings, byte strings and string maps of obj at the
@@ -145,14 +211,8 @@ func (t *internTable) value(v reflect.Value) {
 		if v.Len() == 0 || v.Type() != stringMapType {
 			return
 		}
-		// Keys cannot be changed in place: the map is rebuilt with the
-		// table's keys and values, the decoded one left to the collector.
-		old := v.Interface().(map[string]string)
-		m := make(map[string]string, len(old))
-		for k, s := range old {
-			m[t.str(k)] = t.str(s)
-		}
-		v.Set(reflect.ValueOf(m))
+		// The decoded map is left to the collector.
+		v.Set(reflect.ValueOf(t.stringMap(v.Interface().(map[string]string))))
 	}
 }
 

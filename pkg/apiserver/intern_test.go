@@ -18,6 +18,7 @@ package apiserver
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -50,9 +51,10 @@ func storedJob(name string, uid types.UID) *batch.Job {
 		Spec: batch.JobSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{batch.ControllerUIDLabel: string(uid)}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels()},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels(), Annotations: map[string]string{"example.com/run-for": "1s"}},
 				Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
+					NodeSelector:  map[string]string{"type": "kwok", "zone": "a"},
 					Containers:    []corev1.Container{{Name: "main", Image: "busybox", TerminationMessagePath: "/dev/termination-log"}},
 				},
 			},
@@ -123,12 +125,68 @@ func TestInternDecoder(t *testing.T) {
 	if sameString(a.Name, b.Name) || sameString(string(a.UID), string(b.UID)) {
 		t.Errorf("different values share one string")
 	}
+	// Maps: the Job's labels are its template's; the annotations and node
+	// selector are those of the other Job; different labels are not.
+	for what, pair := range map[string][2]map[string]string{
+		"job and template labels of one job": {a.Labels, a.Spec.Template.Labels},
+		"template annotations of two jobs":   {a.Spec.Template.Annotations, b.Spec.Template.Annotations},
+		"node selectors of two jobs":         {a.Spec.Template.Spec.NodeSelector, b.Spec.Template.Spec.NodeSelector},
+	} {
+		if !sameMap(pair[0], pair[1]) {
+			t.Errorf("%s: equal maps are copies of their own", what)
+		}
+	}
+	if sameMap(a.Labels, b.Labels) || sameMap(a.Labels, a.Spec.Selector.MatchLabels) {
+		t.Errorf("different maps are one")
+	}
 
 	// A deep copy owns its bytes: writing it leaves the shared body alone.
 	c := a.DeepCopy()
 	c.ManagedFields[0].FieldsV1.Raw[0] = 'X'
 	if got := string(b.ManagedFields[0].FieldsV1.Raw); got != `{"f:spec":{"f:template":{}}}` {
 		t.Errorf("writing a deep copy changed another Job's managedFields: %s", got)
+	}
+	c.Labels["written"] = "yes"
+	c.Spec.Template.Spec.NodeSelector["written"] = "yes"
+	if _, ok := a.Spec.Template.Labels["written"]; ok {
+		t.Errorf("writing a deep copy's labels changed the template labels it was decoded with")
+	}
+	if _, ok := b.Spec.Template.Spec.NodeSelector["written"]; ok {
+		t.Errorf("writing a deep copy's node selector changed another Job's")
+	}
+}
+
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// TestInternMapKey: the key of a map is its content, whatever the order
+// of insertion, and no two different maps share one (a separator in a key
+// or value cannot make one map look like another).
+func TestInternMapKey(t *testing.T) {
+	table := newInternTable()
+	key := func(m map[string]string) string { return string(table.mapKey(m)) }
+	if key(map[string]string{"a": "1", "b": "2"}) != key(map[string]string{"b": "2", "a": "1"}) {
+		t.Errorf("equal maps have different keys")
+	}
+	different := []map[string]string{
+		{},
+		{"": ""},
+		{"a": ""},
+		{"": "a"},
+		{"ab": "c"},
+		{"a": "bc"},
+		{"a": "b", "c": ""},
+		{"a\x01b": "c"},
+		{"a": "\x01bc"},
+	}
+	seen := map[string]int{}
+	for i, m := range different {
+		k := key(m)
+		if j, ok := seen[k]; ok {
+			t.Errorf("maps %v and %v have one key", different[j], m)
+		}
+		seen[k] = i
 	}
 }
 

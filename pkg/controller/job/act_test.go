@@ -434,17 +434,7 @@ func TestSyncJobMaxUncountedPods(t *testing.T) {
 	}
 	var got []progress
 	for range 4 {
-		// The cache catches up with the controller's writes between
-		// syncs, as the informers would.
-		if err := f.syncJob(t, job); err != nil {
-			t.Fatalf("syncJob: %v", err)
-		}
-		latest, err := f.jobs.BatchV1().Jobs("ns").Get(context.Background(), "j", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.cacheJob(t, latest)
-		f.catchUpPods(t)
+		latest := f.syncAndCatchUp(t, job)
 		job = latest
 		got = append(got, progress{Succeeded: latest.Status.Succeeded, Finished: decide.IsFinished(latest), Patched: countActions(f.kube.Actions(), "patch", "pods")})
 		f.finishing.remove(latest.UID)
@@ -453,6 +443,23 @@ func TestSyncJobMaxUncountedPods(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("progress sync by sync (-want +got):\n%s", diff)
 	}
+}
+
+// syncAndCatchUp syncs job, lets the caches catch up with the controller's
+// writes, as the informers would between syncs, and returns the Job as
+// written.
+func (f *fixture) syncAndCatchUp(t *testing.T, job *batchv1.Job) *batchv1.Job {
+	t.Helper()
+	if err := f.syncJob(t, job); err != nil {
+		t.Fatalf("syncJob: %v", err)
+	}
+	latest, err := f.jobs.BatchV1().Jobs(job.Namespace).Get(context.Background(), job.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cacheJob(t, latest)
+	f.catchUpPods(t)
+	return latest
 }
 
 // catchUpPods copies the fake host's Pods into the informer's cache, and

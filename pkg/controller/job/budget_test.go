@@ -17,7 +17,6 @@ limitations under the License.
 package job
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -25,7 +24,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -163,15 +161,7 @@ func TestSyncJobWriteBudgetFinalizers(t *testing.T) {
 	}
 	var got []progress
 	for range 3 {
-		if err := f.syncJob(t, job); err != nil {
-			t.Fatalf("syncJob: %v", err)
-		}
-		latest, err := f.jobs.BatchV1().Jobs("ns").Get(context.Background(), "j", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.cacheJob(t, latest)
-		f.catchUpPods(t)
+		latest := f.syncAndCatchUp(t, job)
 		job = latest
 		queued := f.queue.Len()
 		for range queued {

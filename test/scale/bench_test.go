@@ -46,7 +46,10 @@ const (
 	EnvSides = "BENCH_SCALE_SIDES"
 	// EnvProfile is a directory: when set, each side saves there a heap
 	// profile of its Job server once the stored Jobs are in
-	// (<side>-stored-heap.pb.gz).
+	// (<side>-stored-heap.pb.gz), and CPU profiles of kube-apiserver and
+	// of our server during full LISTs (<side>-list-host-cpu.pb.gz,
+	// -list-server-cpu) and during the first minute of each batch mix
+	// (<side>-<namespace>-host-cpu.pb.gz, -server-cpu).
 	EnvProfile = "BENCH_SCALE_PROFILE"
 )
 

@@ -127,7 +127,20 @@ func (s *side) runMeasured(ctx context.Context, t *testing.T, ns string, specs [
 
 func (s *side) runMix(ctx context.Context, t *testing.T, ns string, specs []jobSpec, limit time.Duration) mixResult {
 	t.Helper()
+	var profiled <-chan struct{}
+	if dir := os.Getenv(EnvProfile); dir != "" {
+		// The first mixProfileSeconds of the mix: Jobs are being created
+		// and run, as in most of the phase.
+		hostClient, err := rest.HTTPClientFor(s.host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		profiled = s.startCPUProfiles(ctx, t, dir, ns, hostClient, mixProfileSeconds)
+	}
 	out, phase := s.runMeasured(ctx, t, ns, specs, 10, limit)
+	if profiled != nil {
+		<-profiled
+	}
 	r := mixResult{
 		Outcome:     out,
 		Phase:       phase,
@@ -143,6 +156,9 @@ func (s *side) runMix(ctx context.Context, t *testing.T, ns string, specs []jobS
 	}
 	return r
 }
+
+// mixProfileSeconds is how long the CPU profiles of the batch mix last.
+const mixProfileSeconds = 60
 
 // largeResult is workload 2 on one side.
 type largeResult struct {
@@ -390,43 +406,53 @@ func saveProfile(dir, side, what string, profile []byte) (string, error) {
 // listProfileSeconds is how long the CPU profiles of profileLists last.
 const listProfileSeconds = 20
 
+// startCPUProfiles starts CPU profiles of seconds of kube-apiserver (with
+// hostClient) and, on our side, of the Job server, saved in dir as
+// <side>-<what>-host-cpu and <side>-<what>-server-cpu. The returned
+// channel is closed once both are done. A failure is logged only.
+func (s *side) startCPUProfiles(ctx context.Context, t *testing.T, dir, what string, hostClient *http.Client, seconds int) <-chan struct{} {
+	t.Helper()
+	type server struct {
+		url    string
+		client *http.Client
+	}
+	servers := map[string]server{what + "-host-cpu": {s.cluster.HostURL, hostClient}}
+	if s.cluster.BatchAPIServer != nil {
+		jobURL, jobClient, err := s.jobServerEndpoint()
+		if err != nil {
+			t.Logf("%s: CPU profile of the Job server: %v", s.name, err)
+		} else {
+			servers[what+"-server-cpu"] = server{jobURL, jobClient}
+		}
+	}
+	var wg sync.WaitGroup
+	for name, server := range servers {
+		wg.Go(func() {
+			_, profile, err := timedGet(ctx, server.client, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", server.url, seconds))
+			if err == nil {
+				var file string
+				if file, err = saveProfile(dir, s.name, name, profile); err == nil {
+					t.Logf("%s: CPU profile %s in %s", s.name, name, file)
+				}
+			}
+			if err != nil {
+				t.Logf("%s: CPU profile %s: %v", s.name, name, err)
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	return done
+}
+
 // profileLists takes CPU profiles of kube-apiserver and of the Job server
 // (one process on kcm's side) while full LISTs of path go through
 // kube-apiserver with hostClient, after the timed ones so that they are
 // not slowed, and saves them in dir. A failure is logged only.
 func (s *side) profileLists(ctx context.Context, t *testing.T, dir string, hostClient *http.Client, path string) {
 	t.Helper()
-	type server struct {
-		url    string
-		client *http.Client
-	}
-	servers := map[string]server{"list-host-cpu": {s.cluster.HostURL, hostClient}}
-	if s.cluster.BatchAPIServer != nil {
-		jobURL, jobClient, err := s.jobServerEndpoint()
-		if err != nil {
-			t.Logf("%s: profiling LISTs: %v", s.name, err)
-			return
-		}
-		servers["list-server-cpu"] = server{jobURL, jobClient}
-	}
+	done := s.startCPUProfiles(ctx, t, dir, "list", hostClient, listProfileSeconds)
 	url := s.cluster.HostURL + path
-	var wg sync.WaitGroup
-	for what, server := range servers {
-		wg.Go(func() {
-			_, profile, err := timedGet(ctx, server.client, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", server.url, listProfileSeconds))
-			if err == nil {
-				var file string
-				if file, err = saveProfile(dir, s.name, what, profile); err == nil {
-					t.Logf("%s: CPU profile during full LISTs in %s", s.name, file)
-				}
-			}
-			if err != nil {
-				t.Logf("%s: CPU profile %s: %v", s.name, what, err)
-			}
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
 	for n := 0; ; n++ {
 		select {
 		case <-done:

@@ -302,11 +302,12 @@ func summarize(sz benchSizes, res map[string]*sideResults) map[string]any {
 	// and ranKCM are nil then.
 	ranOurs, ranKCM := res[sideOurs], res[sideKCM]
 	ours, kcm := sideOf(res, sideOurs), sideOf(res, sideKCM)
-	var lost, stuck, left, mixNotComplete int
+	var lost, stuck, left, atFinish, mixNotComplete int
 	for _, r := range res {
 		for _, o := range r.outcomes() {
 			lost += o.Lost
 			stuck += o.Stuck
+			atFinish += max(0, o.FinalizersAtFinish)
 			left += max(0, o.PodsLeftWithFinalizer)
 			if o.PodsLeftWithFinalizer < 0 {
 				left++
@@ -353,22 +354,23 @@ func summarize(sz benchSizes, res map[string]*sideResults) map[string]any {
 		lists["kube"] = listMax(ranKCM, "kube-apiserver")
 	}
 	out := map[string]any{
-		"job_sync_p99_seconds":         bySide(ranOurs, ranKCM, syncMax),
-		"mutating_p99_seconds_max":     mutating,
-		"list_p99_seconds_max":         lists,
-		"large_job_completions":        sz.LargeCompletions,
-		"large_job_parallelism":        sz.LargeParallelism,
-		"large_job_seconds":            bySide(ours.Large, kcm.Large, func(r *largeResult) float64 { return r.Seconds }),
-		"large_job_status_bytes":       bySide(ours.Large, kcm.Large, func(r *largeResult) int { return r.StatusBytes }),
-		"large_job_controller_rss_mib": bySide(ours.Large, kcm.Large, func(r *largeResult) float64 { return r.ControllerRSSMiB }),
-		"stored_jobs":                  sz.Stored,
-		"stored_heap_inuse_mib":        bySide(ours.Stored, kcm.Stored, func(r *storedResult) float64 { return r.ServerHeapInUseMiB }),
-		"stored_rss_after_fill_mib":    bySide(ours.Stored, kcm.Stored, func(r *storedResult) float64 { return r.ServerRSSAfterFillMiB }),
-		"watch_events_lost":            bySide(ours.Stored, kcm.Stored, func(r *storedResult) int64 { return r.WatchEventsLost }),
-		"jobs_lost":                    lost,
-		"jobs_stuck":                   stuck,
-		"pods_left_with_finalizer":     left,
-		"mix_jobs_not_complete":        mixNotComplete,
+		"job_sync_p99_seconds":              bySide(ranOurs, ranKCM, syncMax),
+		"mutating_p99_seconds_max":          mutating,
+		"list_p99_seconds_max":              lists,
+		"large_job_completions":             sz.LargeCompletions,
+		"large_job_parallelism":             sz.LargeParallelism,
+		"large_job_seconds":                 bySide(ours.Large, kcm.Large, func(r *largeResult) float64 { return r.Seconds }),
+		"large_job_status_bytes":            bySide(ours.Large, kcm.Large, func(r *largeResult) int { return r.StatusBytes }),
+		"large_job_controller_rss_mib":      bySide(ours.Large, kcm.Large, func(r *largeResult) float64 { return r.ControllerRSSMiB }),
+		"stored_jobs":                       sz.Stored,
+		"stored_heap_inuse_mib":             bySide(ours.Stored, kcm.Stored, func(r *storedResult) float64 { return r.ServerHeapInUseMiB }),
+		"stored_rss_after_fill_mib":         bySide(ours.Stored, kcm.Stored, func(r *storedResult) float64 { return r.ServerRSSAfterFillMiB }),
+		"watch_events_lost":                 bySide(ours.Stored, kcm.Stored, func(r *storedResult) int64 { return r.WatchEventsLost }),
+		"jobs_lost":                         lost,
+		"jobs_stuck":                        stuck,
+		"pods_left_with_finalizer":          left,
+		"pods_with_finalizer_when_finished": atFinish,
+		"mix_jobs_not_complete":             mixNotComplete,
 	}
 	// ratioOf sets key to ours ÷ kcm when both sides measured the figure.
 	ratioOf := func(key string, o, k float64) {
@@ -589,8 +591,9 @@ func tableText(sz benchSizes, res map[string]*sideResults, summary map[string]an
 	if v, ok := summary["failure_statuses_differing"]; ok {
 		differing = v
 	}
-	fmt.Fprintf(&b, "\ncorrectness: jobs lost %v, stuck %v, Pods left with finalizer %v, mix Jobs not Complete %v, failure statuses differing %v\n",
-		summary["jobs_lost"], summary["jobs_stuck"], summary["pods_left_with_finalizer"], summary["mix_jobs_not_complete"], differing)
+	fmt.Fprintf(&b, "\ncorrectness: jobs lost %v, stuck %v, Pods left with finalizer %v (%v when every Job had finished), mix Jobs not Complete %v, failure statuses differing %v\n",
+		summary["jobs_lost"], summary["jobs_stuck"], summary["pods_left_with_finalizer"], summary["pods_with_finalizer_when_finished"],
+		summary["mix_jobs_not_complete"], differing)
 	return b.String()
 }
 

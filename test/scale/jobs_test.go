@@ -19,6 +19,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -271,15 +272,19 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 // runOutcome is the correctness record of one workload on one side.
 type runOutcome struct {
-	Created               int                    `json:"jobs_created"`
-	Lost                  int                    `json:"jobs_lost"`
-	Stuck                 int                    `json:"jobs_stuck"`
-	NotComplete           int                    `json:"jobs_not_complete"`
-	PodsLeftWithFinalizer int                    `json:"pods_left_with_finalizer"`
-	PodsSucceeded         int64                  `json:"pods_succeeded"`
-	Statuses              map[string]finalStatus `json:"-"`
-	Wall                  time.Duration          `json:"-"`
-	P50, P99              time.Duration          `json:"-"`
+	Created               int `json:"jobs_created"`
+	Lost                  int `json:"jobs_lost"`
+	Stuck                 int `json:"jobs_stuck"`
+	NotComplete           int `json:"jobs_not_complete"`
+	PodsLeftWithFinalizer int `json:"pods_left_with_finalizer"`
+	// FinalizersAtFinish is how many Pods still carried the tracking
+	// finalizer when every Job had finished: a Job ends only after its
+	// Pods' ends are counted, and counted Pods no longer carry it.
+	FinalizersAtFinish int                    `json:"pods_with_finalizer_when_finished"`
+	PodsSucceeded      int64                  `json:"pods_succeeded"`
+	Statuses           map[string]finalStatus `json:"-"`
+	Wall               time.Duration          `json:"-"`
+	P50, P99           time.Duration          `json:"-"`
 	// LastFinishedSeconds is when, after the first create, the last Job
 	// got its Complete or Failed condition by the condition's own time
 	// (whole seconds), beside the wall time, which ends when the harness
@@ -383,24 +388,60 @@ func (s *side) runJobs(ctx context.Context, t *testing.T, ns string, specs []job
 	if out.Stuck > 0 {
 		s.diagnose(ctx, t, ns)
 	}
-	out.PodsLeftWithFinalizer = s.waitFinalizersGone(ctx, t, ns, 2*time.Minute)
+	waited := time.Now()
+	out.FinalizersAtFinish, out.PodsLeftWithFinalizer = s.waitFinalizersGone(ctx, t, ns, 2*time.Minute)
+	t.Logf("%s: the final LIST took %v, the tracking finalizers were gone %v after it",
+		s.name, waited.Sub(start.Add(out.Wall)).Round(time.Millisecond), time.Since(waited).Round(time.Millisecond))
 	return out
 }
 
 // waitFinalizersGone waits until no Pod of ns carries the side's tracking
-// finalizer, or limit passes, and returns how many still do.
-func (s *side) waitFinalizersGone(ctx context.Context, t *testing.T, ns string, limit time.Duration) int {
+// finalizer, or limit passes, and returns how many did at first and how
+// many still do (-1 when no count succeeded).
+func (s *side) waitFinalizersGone(ctx context.Context, t *testing.T, ns string, limit time.Duration) (first, left int) {
 	t.Helper()
-	left := -1
+	first, left = -1, -1
 	_ = wait.PollUntilContextTimeout(ctx, time.Second, limit, true, func(ctx context.Context) (bool, error) {
 		n, err := s.podsWithFinalizer(ctx, ns)
 		if err != nil {
 			return false, nil
 		}
+		if first < 0 {
+			first = n
+			if n > 0 {
+				t.Logf("%s: %d Pods of %s still had the tracking finalizer when every Job had finished", s.name, n, ns)
+				s.logFinalizerSample(ctx, t, ns)
+			}
+		}
 		left = n
 		return n == 0, nil
 	})
-	return left
+	return first, left
+}
+
+// logFinalizerSample logs a few Pods that still carry the tracking
+// finalizer, with their phase and the status of their Job.
+func (s *side) logFinalizerSample(ctx context.Context, t *testing.T, ns string) {
+	t.Helper()
+	pods, err := s.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	shown := 0
+	for _, p := range pods.Items {
+		if shown == 3 || !slices.Contains(p.Finalizers, s.finalize) {
+			continue
+		}
+		shown++
+		job := ""
+		if ref := metav1.GetControllerOf(&p); ref != nil {
+			if u, err := s.dyn.Resource(s.gvr).Namespace(ns).Get(ctx, ref.Name, metav1.GetOptions{}); err == nil {
+				st, _, _ := unstructured.NestedMap(u.Object, "status")
+				job = fmt.Sprintf("%s %v", ref.Name, st)
+			}
+		}
+		t.Logf("%s: Pod %s phase %s rv %s deletion %v finalizers %v; job %s", s.name, p.Name, p.Status.Phase, p.ResourceVersion, p.DeletionTimestamp, p.Finalizers, job)
+	}
 }
 
 func (s *side) podsWithFinalizer(ctx context.Context, ns string) (int, error) {

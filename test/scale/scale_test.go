@@ -96,10 +96,12 @@ func TestScaleSmall(t *testing.T) {
 }
 
 // checkOutcome fails the test when a Job was lost or stuck, a Pod kept
-// its tracking finalizer, or (allComplete) a Job did not complete.
+// its tracking finalizer after its Job finished, or (allComplete) a Job
+// did not complete.
 func checkOutcome(t *testing.T, what string, out runOutcome, want int, allComplete bool) {
 	t.Helper()
-	got := runOutcome{Created: out.Created, Lost: out.Lost, Stuck: out.Stuck, PodsLeftWithFinalizer: out.PodsLeftWithFinalizer}
+	got := runOutcome{Created: out.Created, Lost: out.Lost, Stuck: out.Stuck, PodsLeftWithFinalizer: out.PodsLeftWithFinalizer,
+		FinalizersAtFinish: out.FinalizersAtFinish}
 	wantOut := runOutcome{Created: want}
 	if !allComplete {
 		got.NotComplete = 0

@@ -163,7 +163,10 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	}
 
 	removed, rmErr := jm.removeFinalizers(ctx, key, tracking.RemoveFinalizers, budget)
-	final := tracking.AfterFinalizers(removed, rmErr != nil)
+	// A finalizer still on, because its request failed or because the
+	// budget left it to the next sync, holds the Job's end back: an
+	// Indexed Job has counted its succeeded Pods by index already.
+	final := tracking.AfterFinalizers(removed, removed.Len() < len(tracking.RemoveFinalizers))
 	if final.Status != nil {
 		written, err := jm.writeStatus(ctx, current, final.Status)
 		if err != nil {

@@ -28,6 +28,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/decide"
 )
 
@@ -137,49 +138,77 @@ func TestSyncJobWriteBudgetCreations(t *testing.T) {
 }
 
 // TestSyncJobWriteBudgetFinalizers: a sync whose budget runs out while its
-// finalizer removals wait for a slot leaves the rest on; those Pods stay in
-// uncountedTerminatedPods, the sync queues the next one at once, and the Job
-// completes once all are counted.
+// finalizer removals wait for a slot leaves the rest on and queues the next
+// sync at once. The Job does not finish while a Pod of it still carries the
+// finalizer: a NonIndexed Job keeps those Pods in uncountedTerminatedPods,
+// an Indexed one, whose completedIndexes counted them already, waits with
+// its Complete condition.
 func TestSyncJobWriteBudgetFinalizers(t *testing.T) {
 	n := podWriteConcurrency + 2
-	job := started(makeJob("j").Parallelism(int32(n)).Completions(int32(n))).Obj()
-	f := newFixture(t, fixtureOptions{})
-	f.addJobs(t, job)
-	for i := range n {
-		f.addPods(t, makePod(fmt.Sprintf("p%d", i), job).Phase(corev1.PodSucceeded).ExitCode("main", 0, testNow.Add(-time.Minute)).Obj())
-	}
-	// Every removal spends the budget: the requests already started end,
-	// no other starts in that sync.
-	f.kube.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		f.clock.Step(SyncPodWriteBudget)
-		return false, nil, nil
-	})
 	type progress struct {
 		Succeeded, Uncounted int
 		Finished             bool
 		Patched, Queued      int
 	}
-	var got []progress
-	for range 3 {
-		latest := f.syncAndCatchUp(t, job)
-		job = latest
-		queued := f.queue.Len()
-		for range queued {
-			key, _ := f.queue.Get()
-			f.queue.Done(key)
-		}
-		got = append(got, progress{
-			Succeeded: int(latest.Status.Succeeded), Uncounted: len(latest.Status.UncountedTerminatedPods.Succeeded),
-			Finished: decide.IsFinished(latest), Patched: countActions(f.kube.Actions(), "patch", "pods"), Queued: queued,
+	cases := map[string]struct {
+		job     *batchv1.Job
+		indexed bool
+		want    []progress
+	}{
+		"NonIndexed": {
+			job: started(makeJob("j").Parallelism(int32(n)).Completions(int32(n))).Obj(),
+			want: []progress{
+				{Succeeded: podWriteConcurrency, Uncounted: 2, Patched: podWriteConcurrency, Queued: 1},
+				{Succeeded: n, Finished: true, Patched: n},
+				{Succeeded: n, Finished: true, Patched: n},
+			},
+		},
+		"Indexed": {
+			job:     started(makeJob("j").Indexed(int32(n))).Obj(),
+			indexed: true,
+			want: []progress{
+				{Succeeded: n, Patched: podWriteConcurrency, Queued: 1},
+				{Succeeded: n, Finished: true, Patched: n},
+				{Succeeded: n, Finished: true, Patched: n},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := tc.job
+			f := newFixture(t, fixtureOptions{})
+			f.addJobs(t, job)
+			for i := range n {
+				pod := makePod(fmt.Sprintf("p%d", i), job).Phase(corev1.PodSucceeded).ExitCode("main", 0, testNow.Add(-time.Minute))
+				if tc.indexed {
+					pod.Index(i)
+				}
+				f.addPods(t, pod.Obj())
+			}
+			// Every removal spends the budget: the requests already
+			// started end, no other starts in that sync.
+			f.kube.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+				f.clock.Step(SyncPodWriteBudget)
+				return false, nil, nil
+			})
+			var got []progress
+			for range 3 {
+				latest := f.syncAndCatchUp(t, job)
+				job = latest
+				queued := f.queue.Len()
+				for range queued {
+					key, _ := f.queue.Get()
+					f.queue.Done(key)
+				}
+				got = append(got, progress{
+					Succeeded: int(latest.Status.Succeeded), Uncounted: len(latest.Status.UncountedTerminatedPods.Succeeded),
+					Finished: decide.IsFinished(latest), Patched: countActions(f.kube.Actions(), "patch", "pods"), Queued: queued,
+				})
+				f.finishing.remove(latest.UID)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("progress sync by sync (-want +got):\n%s", diff)
+			}
 		})
-		f.finishing.remove(latest.UID)
-	}
-	want := []progress{
-		{Succeeded: podWriteConcurrency, Uncounted: 2, Patched: podWriteConcurrency, Queued: 1},
-		{Succeeded: n, Finished: true, Patched: n},
-		{Succeeded: n, Finished: true, Patched: n},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("progress sync by sync (-want +got):\n%s", diff)
 	}
 }

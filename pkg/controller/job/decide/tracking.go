@@ -278,9 +278,10 @@ func countReleased(status *batchv1.JobStatus, withFinalizer sets.Set[types.UID])
 // AfterFinalizers is the last step of a sync: the Pods whose finalizer is
 // gone (removed; a Pod that was already gone counts) move to the counters,
 // and an ending Job with nothing left uncounted or terminating gets its
-// Complete or Failed condition. When a removal failed (removalFailed), the
-// progress made is kept and the Job does not finish in this sync.
-func (t Tracking) AfterFinalizers(removed sets.Set[types.UID], removalFailed bool) Final {
+// Complete or Failed condition. When some finalizer is still on
+// (unfinished: its removal failed or was not tried), the progress made is
+// kept and the Job does not finish in this sync.
+func (t Tracking) AfterFinalizers(removed sets.Set[types.UID], unfinished bool) Final {
 	if t.state == nil {
 		return Final{}
 	}
@@ -292,7 +293,7 @@ func (t Tracking) AfterFinalizers(removed sets.Set[types.UID], removalFailed boo
 	}
 	write := countReleased(st.status, st.withFinalizer)
 	var out Final
-	if !removalFailed && !st.capped {
+	if !unfinished && !st.capped {
 		if end := st.finish(); end != nil {
 			write = true
 			out.Finished = end

@@ -217,6 +217,10 @@ func (e *env) startSide(ctx context.Context, t *testing.T, name string, rate cli
 				t.Logf("%s has no --kube-api-qps: our controller runs at its own rate", e.bins.BatchAPIServer)
 			}
 		}
+		// kube-controller-manager runs without leader election here
+		// (framework.Cluster): so does our controller, rather than renew
+		// its Lease on the host every second with the e2e timings.
+		opts.BatchAPIServerArgs = append(opts.BatchAPIServerArgs, "--leader-elect=false")
 		s.gvr = schema.GroupVersionResource{Group: "batch.jobs.dev", Version: "v1", Resource: "jobs"}
 		s.apiPath = "/apis/batch.jobs.dev/v1/namespaces/%s/jobs"
 		s.finalize = oursFinalizer

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand"
 	"net/http"
 	"os"
@@ -121,8 +122,37 @@ func (s *side) runMeasured(ctx context.Context, t *testing.T, ns string, specs [
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.logEvents(ctx, t, ns)
 	s.deleteNamespace(ctx, t, ns, 5*time.Minute)
 	return out, phase
+}
+
+// logEvents logs how many Events of ns each component recorded, by
+// reason, and how many times they were seen in all: what a workload cost
+// the host in Events.
+func (s *side) logEvents(ctx context.Context, t *testing.T, ns string) {
+	t.Helper()
+	events, err := s.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Logf("%s: listing the Events of %s: %v", s.name, ns, err)
+		return
+	}
+	type tally struct{ events, seen int32 }
+	byReason := map[string]*tally{}
+	for _, e := range events.Items {
+		key := e.Source.Component + "/" + e.ReportingController + " " + e.InvolvedObject.Kind + " " + e.Reason
+		if byReason[key] == nil {
+			byReason[key] = &tally{}
+		}
+		byReason[key].events++
+		byReason[key].seen += max(1, e.Count)
+	}
+	keys := slices.Sorted(maps.Keys(byReason))
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\n  %s: %d events, seen %d times", k, byReason[k].events, byReason[k].seen)
+	}
+	t.Logf("%s: Events of %s by source, object kind and reason:%s", s.name, ns, b.String())
 }
 
 func (s *side) runMix(ctx context.Context, t *testing.T, ns string, specs []jobSpec, limit time.Duration) mixResult {

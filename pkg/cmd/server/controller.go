@@ -96,10 +96,10 @@ type ControllerOptions struct {
 	// ConcurrentJobSyncs is the number of Jobs synced at the same time.
 	ConcurrentJobSyncs int32
 	// KubeAPIQPS and KubeAPIBurst are the rate of the controller's
-	// requests, its writes to the host (Pods, Events) and to our own API
-	// (Job status) drawing on one budget, as every request of
-	// kube-controller-manager's job controller does. The informers have a
-	// budget of their own. A negative QPS turns the limit off.
+	// requests to the host (Pods, Events), as of every request of
+	// kube-controller-manager's job controller. Its Job status writes to
+	// our own API and the informers have budgets of their own at the same
+	// rate. A negative QPS turns the limits off.
 	KubeAPIQPS   float32
 	KubeAPIBurst int32
 	// KubeAPIContentType is the encoding of the controller's requests and
@@ -142,8 +142,8 @@ func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&c.ConcurrentJobSyncs, "concurrent-job-syncs", c.ConcurrentJobSyncs,
 		"The number of job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but more CPU (and network) load")
 	fs.Float32Var(&c.KubeAPIQPS, "kube-api-qps", c.KubeAPIQPS,
-		"Requests per second the Job controller may send, to the host cluster (Pods, Events) and to this server (Job status) together; "+
-			"a negative value sends without limit. kube-controller-manager's default is 20.")
+		"Requests per second the Job controller may send to the host cluster (Pods, Events); its Job status writes to this server "+
+			"have a budget of their own at the same rate. A negative value sends without limit. kube-controller-manager's default is 20.")
 	fs.Int32Var(&c.KubeAPIBurst, "kube-api-burst", c.KubeAPIBurst,
 		"Requests the Job controller may send at once above --kube-api-qps. kube-controller-manager's default is 30.")
 	fs.StringVar(&c.KubeAPIContentType, "kube-api-content-type", c.KubeAPIContentType,
@@ -320,8 +320,8 @@ func withContentType(cfg *rest.Config, contentType string) {
 	}
 }
 
-// sharedRateLimiter is the budget of the controller's requests, or nil
-// (no limit) for a negative qps.
+// sharedRateLimiter is a budget of the controller's requests, shared by
+// the requests of one kind, or nil (no limit) for a negative qps.
 func sharedRateLimiter(qps float32, burst int32) flowcontrol.RateLimiter {
 	if qps < 0 {
 		return nil
@@ -398,9 +398,11 @@ type jobControllerRunner struct {
 	// informerClient lists and watches the host's Pods, with a rate of
 	// its own.
 	informerClient kubernetes.Interface
-	// writes is the rate limiter kubeClient and the controller's Job
-	// client share; nil when --kube-api-qps is negative.
-	writes flowcontrol.RateLimiter
+	// writes is the rate limiter of kubeClient: the Pod and Event
+	// requests to the host. statusWrites, at the same rate, is the one of
+	// the Job status writes to our own API. Both are nil when
+	// --kube-api-qps is negative.
+	writes, statusWrites flowcontrol.RateLimiter
 	// lock is nil without leader election.
 	lock resourcelock.Interface
 	// leaseName and leaseNamespace name the Lease, when lock is set.
@@ -429,8 +431,9 @@ func newJobControllerRunner(opts *ControllerOptions, plan jobControllerPlan) (*j
 	r := &jobControllerRunner{
 		opts:   opts,
 		cfg:    jobcontroller.Config{DeletePodsOfDeletedJobs: plan.DeletePodsOfDeletedJobs, Identity: plan.Identity},
-		writes: sharedRateLimiter(opts.KubeAPIQPS, opts.KubeAPIBurst),
-		done:   make(chan struct{}),
+		writes:       sharedRateLimiter(opts.KubeAPIQPS, opts.KubeAPIBurst),
+		statusWrites: sharedRateLimiter(opts.KubeAPIQPS, opts.KubeAPIBurst),
+		done:         make(chan struct{}),
 	}
 	writeConfig := rest.AddUserAgent(rest.CopyConfig(hostConfig), "job-controller")
 	writeConfig.RateLimiter = r.writes
@@ -479,13 +482,16 @@ func (r *jobControllerRunner) addPostStartHook(s *genericapiserver.GenericAPISer
 		// but no TLS, HTTP/2 or gzip, which cost the server a visible share
 		// of its CPU when the controller went over the loopback connection.
 		// The informers read without a limit, as the server's own loopback
-		// clients do; the controller's writes draw on the budget its host
-		// writes use.
+		// clients do. The status writes have a budget of their own, at the
+		// host writes' rate: they cost the host nothing, so they do not
+		// take the Pod requests' share of --kube-api-qps, and the budget
+		// still keeps a runaway controller off our server, whose priority
+		// and fairness exempt the loopback user.
 		clients := jobClients{}
 		inProcess := inProcessConfig(hookCtx.LoopbackClientConfig, s.Handler)
 		readConfig := rest.AddUserAgent(rest.CopyConfig(inProcess), "job-controller-informers")
 		writeConfig := rest.AddUserAgent(rest.CopyConfig(inProcess), "job-controller")
-		writeConfig.RateLimiter = r.writes
+		writeConfig.RateLimiter = r.statusWrites
 		withContentType(readConfig, r.opts.KubeAPIContentType)
 		withContentType(writeConfig, r.opts.KubeAPIContentType)
 		var err error

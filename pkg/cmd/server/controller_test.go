@@ -286,11 +286,10 @@ func TestKubeAPIContentTypeFlag(t *testing.T) {
 	}
 }
 
-// TestControllerClientsShareOneBudget checks that the controller's host
-// client draws on the limiter its Job status writes use (one budget for
-// every write, as kube-controller-manager's job controller has), and that
-// the informers' client has a limiter of its own at the same rate.
-func TestControllerClientsShareOneBudget(t *testing.T) {
+// TestControllerClientBudgets checks that the controller's host writes,
+// its Job status writes and its informers each draw on a limiter of their
+// own, all at --kube-api-qps, or on none when it is negative.
+func TestControllerClientBudgets(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["host"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:6443"}
@@ -319,19 +318,20 @@ func TestControllerClientsShareOneBudget(t *testing.T) {
 			writes := r.kubeClient.CoreV1().RESTClient().GetRateLimiter()
 			informers := r.informerClient.CoreV1().RESTClient().GetRateLimiter()
 			if !tc.wantLimit {
-				if r.writes != nil || writes != nil || informers != nil {
-					t.Fatalf("limiters: shared %v, host writes %v, informers %v; want none", r.writes, writes, informers)
+				if r.writes != nil || r.statusWrites != nil || writes != nil || informers != nil {
+					t.Fatalf("limiters: writes %v, status writes %v, host client %v, informers %v; want none",
+						r.writes, r.statusWrites, writes, informers)
 				}
 				return
 			}
 			if r.writes == nil || writes != r.writes {
-				t.Fatalf("host writes' limiter %p, shared %p: want the shared one", writes, r.writes)
+				t.Fatalf("host client's limiter %p, writes %p: want the writes' one", writes, r.writes)
 			}
-			if informers == nil || informers == r.writes {
-				t.Fatalf("informers' limiter %p, shared %p: want one of their own", informers, r.writes)
+			if r.statusWrites == nil || r.statusWrites == r.writes || informers == nil || informers == r.writes || informers == r.statusWrites {
+				t.Fatalf("limiters: host writes %p, status writes %p, informers %p; want three", r.writes, r.statusWrites, informers)
 			}
-			if got := []float32{writes.QPS(), informers.QPS()}; !cmp.Equal(got, []float32{tc.qps, tc.qps}) {
-				t.Errorf("QPS of writes, informers = %v, want %v each", got, tc.qps)
+			if got := []float32{writes.QPS(), r.statusWrites.QPS(), informers.QPS()}; !cmp.Equal(got, []float32{tc.qps, tc.qps, tc.qps}) {
+				t.Errorf("QPS of host writes, status writes, informers = %v, want %v each", got, tc.qps)
 			}
 		})
 	}

@@ -345,6 +345,7 @@ func (s *side) runStored(ctx context.Context, t *testing.T, ns string, n, watche
 	}
 	path := fmt.Sprintf(s.apiPath, ns)
 	full, pages := timedLists(ctx, t, viaHost, s.cluster.HostURL+path, lists)
+	t.Logf("%s: full LISTs through kube-apiserver took %v", s.name, roundAll(full))
 	r.FullLists, r.Pages = len(full), len(pages)
 	r.FullListP99 = p99(full).Seconds()
 	r.PageListP99 = p99(pages).Seconds()
@@ -356,6 +357,7 @@ func (s *side) runStored(ctx context.Context, t *testing.T, ns string, n, watche
 		directURL = s.cluster.BatchURL
 	}
 	full, pages = timedLists(ctx, t, direct, directURL+path, lists)
+	t.Logf("%s: full LISTs sent to the Job server directly took %v", s.name, roundAll(full))
 	r.FullListDirectP99 = p99(full).Seconds()
 	r.PageListDirectP99 = p99(pages).Seconds()
 	if dir := os.Getenv(EnvProfile); dir != "" {
@@ -602,6 +604,15 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// roundAll rounds each of v to the millisecond, for a log line.
+func roundAll(v []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(v))
+	for i, d := range v {
+		out[i] = d.Round(time.Millisecond)
+	}
+	return out
 }
 
 func p99(v []time.Duration) time.Duration {

@@ -96,8 +96,8 @@ type ControllerOptions struct {
 	// ConcurrentJobSyncs is the number of Jobs synced at the same time.
 	ConcurrentJobSyncs int32
 	// KubeAPIQPS and KubeAPIBurst are the rate of the controller's
-	// requests to the host (Pods, Events), as of every request of
-	// kube-controller-manager's job controller. Its Job status writes to
+	// requests to the host (Pods, Events), as kube-controller-manager's
+	// bound every request of its job controller. Its Job status writes to
 	// our own API and the informers have budgets of their own at the same
 	// rate. A negative QPS turns the limits off.
 	KubeAPIQPS   float32
@@ -429,8 +429,8 @@ func newJobControllerRunner(opts *ControllerOptions, plan jobControllerPlan) (*j
 	}
 	withContentType(hostConfig, opts.KubeAPIContentType)
 	r := &jobControllerRunner{
-		opts:   opts,
-		cfg:    jobcontroller.Config{DeletePodsOfDeletedJobs: plan.DeletePodsOfDeletedJobs, Identity: plan.Identity},
+		opts:         opts,
+		cfg:          jobcontroller.Config{DeletePodsOfDeletedJobs: plan.DeletePodsOfDeletedJobs, Identity: plan.Identity},
 		writes:       sharedRateLimiter(opts.KubeAPIQPS, opts.KubeAPIBurst),
 		statusWrites: sharedRateLimiter(opts.KubeAPIQPS, opts.KubeAPIBurst),
 		done:         make(chan struct{}),

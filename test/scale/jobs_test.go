@@ -402,7 +402,7 @@ func (s *side) waitFinalizersGone(ctx context.Context, t *testing.T, ns string, 
 	t.Helper()
 	first, left = -1, -1
 	_ = wait.PollUntilContextTimeout(ctx, time.Second, limit, true, func(ctx context.Context) (bool, error) {
-		n, err := s.podsWithFinalizer(ctx, ns)
+		n, sample, err := s.podsWithFinalizer(ctx, ns)
 		if err != nil {
 			return false, nil
 		}
@@ -410,7 +410,7 @@ func (s *side) waitFinalizersGone(ctx context.Context, t *testing.T, ns string, 
 			first = n
 			if n > 0 {
 				t.Logf("%s: %d Pods of %s still had the tracking finalizer when every Job had finished", s.name, n, ns)
-				s.logFinalizerSample(ctx, t, ns)
+				s.logFinalizerSample(ctx, t, ns, sample)
 			}
 		}
 		left = n
@@ -419,20 +419,11 @@ func (s *side) waitFinalizersGone(ctx context.Context, t *testing.T, ns string, 
 	return first, left
 }
 
-// logFinalizerSample logs a few Pods that still carry the tracking
-// finalizer, with their phase and the status of their Job.
-func (s *side) logFinalizerSample(ctx context.Context, t *testing.T, ns string) {
+// logFinalizerSample logs Pods that still carry the tracking finalizer,
+// with their phase and the status of their Job.
+func (s *side) logFinalizerSample(ctx context.Context, t *testing.T, ns string, sample []corev1.Pod) {
 	t.Helper()
-	pods, err := s.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return
-	}
-	shown := 0
-	for _, p := range pods.Items {
-		if shown == 3 || !slices.Contains(p.Finalizers, s.finalize) {
-			continue
-		}
-		shown++
+	for _, p := range sample {
 		job := ""
 		if ref := metav1.GetControllerOf(&p); ref != nil {
 			if u, err := s.dyn.Resource(s.gvr).Namespace(ns).Get(ctx, ref.Name, metav1.GetOptions{}); err == nil {
@@ -444,23 +435,29 @@ func (s *side) logFinalizerSample(ctx context.Context, t *testing.T, ns string) 
 	}
 }
 
-func (s *side) podsWithFinalizer(ctx context.Context, ns string) (int, error) {
+// podsWithFinalizer counts the Pods of ns that carry the side's tracking
+// finalizer and returns the first few of them.
+func (s *side) podsWithFinalizer(ctx context.Context, ns string) (int, []corev1.Pod, error) {
+	const sampleSize = 3
 	n := 0
+	var sample []corev1.Pod
 	cont := ""
 	for {
 		pods, err := s.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 500, Continue: cont})
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		for _, p := range pods.Items {
-			for _, f := range p.Finalizers {
-				if f == s.finalize {
-					n++
-				}
+			if !slices.Contains(p.Finalizers, s.finalize) {
+				continue
+			}
+			n++
+			if len(sample) < sampleSize {
+				sample = append(sample, p)
 			}
 		}
 		if cont = pods.Continue; cont == "" {
-			return n, nil
+			return n, sample, nil
 		}
 	}
 }

@@ -18,9 +18,12 @@ package apiserver
 
 import (
 	"encoding/binary"
+	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,6 +46,25 @@ import (
 // copy. Objects read from storage are never written in place (the cacher
 // and the registry deep-copy before changing one), and a deep copy gets
 // bytes and maps of its own, so sharing them is safe.
+//
+// Sharing whole values.
+//
+// Strings and maps are not all that repeats. The Jobs of one workload
+// decode into equal container lists, security contexts, tolerations and
+// pointers to the same numbers; Jobs finished by one writer within one
+// second have equal conditions and managedFields; and the watch cache keeps
+// recent old versions of a Job beside the current one, equal to it but for
+// the status. So the decoder also shares pointers and slices: walking the
+// object depth first, it writes a canonical encoding of each value it
+// leaves, and at each pointer and non-empty slice it looks the encoding of
+// what that one holds up in a table of its own, keyed with the type. A hit
+// points the field at the table's value, as for maps. The encoding stands
+// for a string the table interned, a byte string and a string map by their
+// address (equal ones are one by then), and for any reference behind an
+// unexported field (a time's location) by its address too: equal
+// encodings mean equal values, though some equal values are missed. The
+// same rule as above makes this safe, and one more: a shared slice has no
+// room past its length, so that appending to it copies.
 
 const (
 	// internGeneration is how many distinct strings one generation of the
@@ -60,6 +82,10 @@ const (
 	// internMapMaxLen is the largest map shared as a whole; a larger one
 	// only gets the table's strings.
 	internMapMaxLen = 16
+	// internValueGeneration is the same for pointers and slices; most of
+	// one object's are unique (its selector, its timestamps), so a
+	// generation spans a few thousand objects.
+	internValueGeneration = 1 << 14
 )
 
 // internTable hands out one shared copy of each string and byte string it
@@ -69,13 +95,21 @@ type internTable struct {
 	strings, oldStrings   map[string]string
 	byteStrs, oldByteStrs map[string][]byte
 	maps, oldMaps         map[string]map[string]string
-	// keys and key are scratch space for mapKey.
-	keys []string
-	key  []byte
+	// values are the shared pointers and slices, keyed by their type's
+	// number in types and their encoding.
+	values, oldValues map[string]reflect.Value
+	types             map[reflect.Type]uint64
+	// keys and key are scratch space for mapKey and share, enc for the
+	// encoding of the object being walked.
+	keys     []string
+	key, enc []byte
 }
 
 func newInternTable() *internTable {
-	return &internTable{strings: map[string]string{}, byteStrs: map[string][]byte{}, maps: map[string]map[string]string{}}
+	return &internTable{
+		strings: map[string]string{}, byteStrs: map[string][]byte{}, maps: map[string]map[string]string{},
+		values: map[string]reflect.Value{}, types: map[reflect.Type]uint64{},
+	}
 }
 
 // str returns the table's copy of s. The caller holds t.mu.
@@ -167,8 +201,8 @@ func (t *internTable) mapKey(m map[string]string) []byte {
 	return key
 }
 
-// object points the strings, byte strings and string maps of obj at the
-// table's copies.
+// object points the strings, byte strings, string maps and shareable
+// values of obj at the table's copies.
 func (t *internTable) object(obj runtime.Object) {
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
@@ -176,90 +210,181 @@ func (t *internTable) object(obj runtime.Object) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.enc = t.enc[:0]
 	t.value(v.Elem())
 }
 
 var stringMapType = reflect.TypeFor[map[string]string]()
 
-// value interns what v holds; v is settable.
-func (t *internTable) value(v reflect.Value) {
+// value interns what v holds and appends v's canonical encoding to t.enc
+// (see "Sharing whole values"). It returns false when v holds something
+// the encoding cannot stand for, an interface or a map with keys other
+// than strings: such a value, and every value holding it, is not shared.
+// Decoded objects are trees, so the walk ends.
+func (t *internTable) value(v reflect.Value) bool {
+	// Behind an unexported field, references are told apart by address
+	// (a time's location, a quantity's big decimal): what they point at
+	// is read by methods, not by this walk.
+	opaque := !v.CanInterface()
 	switch v.Kind() {
 	case reflect.String:
-		if s := v.String(); s != "" {
-			v.SetString(t.str(s))
-		}
-	case reflect.Pointer:
-		if !v.IsNil() {
-			t.value(v.Elem())
-		}
-	case reflect.Struct:
-		for _, i := range internFields(v.Type()) {
-			t.value(v.Field(i))
-		}
-	case reflect.Slice:
-		if v.Len() == 0 {
-			return
-		}
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			v.SetBytes(t.bytes(v.Bytes()))
-			return
-		}
-		for i := range v.Len() {
-			t.value(v.Index(i))
-		}
-	case reflect.Map:
-		if v.Len() == 0 || v.Type() != stringMapType {
-			return
-		}
-		// The decoded map is left to the collector.
-		v.Set(reflect.ValueOf(t.stringMap(v.Interface().(map[string]string))))
-	}
-}
-
-// internFieldsByType caches internFields: reflect.Type → []int.
-var internFieldsByType sync.Map
-
-// internFields returns the indexes of the exported fields of struct type
-// typ that can hold something to intern.
-func internFields(typ reflect.Type) []int {
-	if f, ok := internFieldsByType.Load(typ); ok {
-		return f.([]int)
-	}
-	var fields []int
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		if f.IsExported() && canIntern(f.Type, map[reflect.Type]bool{typ: true}) {
-			fields = append(fields, i)
-		}
-	}
-	internFieldsByType.Store(typ, fields)
-	return fields
-}
-
-// canIntern tells whether a value of typ can hold a string, a byte string
-// or a map of strings in exported fields; seen breaks cycles.
-func canIntern(typ reflect.Type, seen map[reflect.Type]bool) bool {
-	switch typ.Kind() {
-	case reflect.String:
-		return true
-	case reflect.Map:
-		return typ == stringMapType
-	case reflect.Slice:
-		return typ.Elem().Kind() == reflect.Uint8 || canIntern(typ.Elem(), seen)
-	case reflect.Pointer:
-		return canIntern(typ.Elem(), seen)
-	case reflect.Struct:
-		if seen[typ] {
+		s := v.String()
+		if s != "" && v.CanSet() {
+			s = t.str(s)
+			v.SetString(s)
+			t.enc = appendRef(t.enc, unsafe.Pointer(unsafe.StringData(s)), len(s))
 			return true
 		}
-		seen[typ] = true
-		for i := range typ.NumField() {
-			if f := typ.Field(i); f.IsExported() && canIntern(f.Type, seen) {
-				return true
-			}
+		t.enc = appendBytes(t.enc, s)
+		return true
+	case reflect.Bool:
+		if v.Bool() {
+			t.enc = append(t.enc, 1)
+		} else {
+			t.enc = append(t.enc, 0)
 		}
+		return true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		t.enc = binary.AppendVarint(t.enc, v.Int())
+		return true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		t.enc = binary.AppendUvarint(t.enc, v.Uint())
+		return true
+	case reflect.Float32, reflect.Float64:
+		t.enc = binary.AppendUvarint(t.enc, math.Float64bits(v.Float()))
+		return true
+	case reflect.Struct:
+		ok := true
+		for i := range v.NumField() {
+			ok = t.value(v.Field(i)) && ok
+		}
+		return ok
+	case reflect.Array:
+		ok := true
+		for i := range v.Len() {
+			ok = t.value(v.Index(i)) && ok
+		}
+		return ok
+	case reflect.Pointer:
+		if v.IsNil() || opaque {
+			t.enc = appendRef(t.enc, v.UnsafePointer(), 0)
+			return true
+		}
+		start := len(t.enc)
+		t.enc = append(t.enc, 1)
+		ok := t.value(v.Elem())
+		if ok && v.CanSet() {
+			t.share(v, start)
+		}
+		return ok
+	case reflect.Slice:
+		if v.IsNil() || opaque {
+			t.enc = appendRef(t.enc, v.UnsafePointer(), v.Len())
+			return true
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			b := v.Bytes()
+			if v.CanSet() {
+				b = t.bytes(b)
+				v.SetBytes(b)
+			}
+			t.enc = appendRef(t.enc, unsafe.Pointer(unsafe.SliceData(b)), len(b))
+			return true
+		}
+		start := len(t.enc)
+		t.enc = binary.AppendUvarint(append(t.enc, 1), uint64(v.Len()))
+		ok := true
+		for i := range v.Len() {
+			ok = t.value(v.Index(i)) && ok
+		}
+		if ok && v.Len() > 0 && v.CanSet() {
+			t.share(v, start)
+		}
+		return ok
+	case reflect.Map:
+		if v.IsNil() || opaque {
+			t.enc = appendRef(t.enc, v.UnsafePointer(), 0)
+			return true
+		}
+		if v.Type() == stringMapType {
+			if v.Len() > 0 && v.CanSet() {
+				// The decoded map is left to the collector.
+				v.Set(reflect.ValueOf(t.stringMap(v.Interface().(map[string]string))))
+			}
+			// Equal maps are one map now, or else not shared.
+			t.enc = appendRef(t.enc, v.UnsafePointer(), v.Len())
+			return true
+		}
+		return t.mapValue(v)
+	default:
+		// Interfaces, channels, functions.
+		return false
 	}
-	return false
+}
+
+// mapValue appends the encoding of map v, entries in key order; its
+// values cannot be set, so they are encoded and not shared.
+func (t *internTable) mapValue(v reflect.Value) bool {
+	if v.Type().Key().Kind() != reflect.String {
+		return false
+	}
+	keys := v.MapKeys()
+	slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+	t.enc = binary.AppendUvarint(append(t.enc, 1), uint64(len(keys)))
+	ok := true
+	for _, k := range keys {
+		t.enc = appendBytes(t.enc, k.String())
+		ok = t.value(v.MapIndex(k)) && ok
+	}
+	return ok
+}
+
+// share points v, a pointer or a non-empty slice whose encoding starts at
+// t.enc[start], at the table's equal value of its type, or else makes v
+// that value. A shared slice gets its length as capacity, so that an
+// append to it copies rather than writing past the end into the others'.
+func (t *internTable) share(v reflect.Value, start int) {
+	if v.Kind() == reflect.Slice && v.Cap() != v.Len() {
+		v.Set(v.Slice3(0, v.Len(), v.Len()))
+	}
+	t.key = binary.AppendUvarint(t.key[:0], t.typeID(v.Type()))
+	t.key = append(t.key, t.enc[start:]...)
+	if c, ok := t.values[string(t.key)]; ok {
+		v.Set(c)
+		return
+	}
+	c, ok := t.oldValues[string(t.key)]
+	if ok {
+		v.Set(c)
+	} else {
+		c = v
+	}
+	if len(t.values) >= internValueGeneration {
+		t.oldValues, t.values = t.values, make(map[string]reflect.Value, len(t.values))
+	}
+	t.values[string(t.key)] = c
+}
+
+// typeID numbers the types the table shares values of. The caller holds
+// t.mu.
+func (t *internTable) typeID(typ reflect.Type) uint64 {
+	id, ok := t.types[typ]
+	if !ok {
+		id = uint64(len(t.types))
+		t.types[typ] = id
+	}
+	return id
+}
+
+// appendBytes appends s after its length.
+func appendBytes(enc []byte, s string) []byte {
+	return append(binary.AppendUvarint(enc, uint64(len(s))), s...)
+}
+
+// appendRef appends a reference by address and length: what the table
+// interned, or nil.
+func appendRef(enc []byte, p unsafe.Pointer, n int) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(enc, uint64(uintptr(p))), uint64(n))
 }
 
 // internDecoder is a storage codec whose Decode interns what it decodes.

@@ -18,12 +18,15 @@ package apiserver
 
 import (
 	"fmt"
+	"math/rand"
 	"reflect"
 	"testing"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
+	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,6 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchfuzzer "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/fuzzer"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
@@ -140,8 +144,39 @@ func TestInternDecoder(t *testing.T) {
 		t.Errorf("different maps are one")
 	}
 
+	// Pointers and slices: equal ones of two Jobs are one; the selectors,
+	// which hold each Job's UID, are not; nor is an unequal container list.
+	for what, pair := range map[string][2]any{
+		"containers":           {a.Spec.Template.Spec.Containers, b.Spec.Template.Spec.Containers},
+		"pod security context": {a.Spec.Template.Spec.SecurityContext, b.Spec.Template.Spec.SecurityContext},
+		"managedBy":            {a.Spec.ManagedBy, b.Spec.ManagedBy},
+		"backoffLimit":         {a.Spec.BackoffLimit, b.Spec.BackoffLimit},
+		"conditions":           {a.Status.Conditions, b.Status.Conditions},
+		"managedFields":        {a.ManagedFields, b.ManagedFields},
+	} {
+		if !sameRef(pair[0], pair[1]) {
+			t.Errorf("%s: equal values of two Jobs are copies of their own", what)
+		}
+	}
+	other := storedJob("c", "uid-c")
+	other.Spec.Template.Spec.Containers[0].Image = "busybox:2"
+	c := decode(codec, other)
+	if sameRef(a.Spec.Selector, b.Spec.Selector) || sameRef(a.Spec.Template.Spec.Containers, c.Spec.Template.Spec.Containers) {
+		t.Errorf("different values are one")
+	}
+	if !sameRef(a.Status.Conditions, c.Status.Conditions) {
+		t.Errorf("a Job with another image does not share the equal conditions")
+	}
+	// Appending to a shared slice, as to a shallow copy of a cached Job,
+	// copies it rather than writing into the others' array.
+	shallow := *a
+	shallow.Status.Conditions = append(shallow.Status.Conditions, batch.JobCondition{Type: batch.JobFailed})
+	if sameRef(shallow.Status.Conditions, b.Status.Conditions) || len(b.Status.Conditions) != 1 || cap(b.Status.Conditions) != 1 {
+		t.Errorf("appending to a shared slice wrote into another Job's")
+	}
+
 	// A deep copy owns its bytes: writing it leaves the shared body alone.
-	c := a.DeepCopy()
+	c = a.DeepCopy()
 	c.ManagedFields[0].FieldsV1.Raw[0] = 'X'
 	if got := string(b.ManagedFields[0].FieldsV1.Raw); got != `{"f:spec":{"f:template":{}}}` {
 		t.Errorf("writing a deep copy changed another Job's managedFields: %s", got)
@@ -154,6 +189,12 @@ func TestInternDecoder(t *testing.T) {
 	if _, ok := b.Spec.Template.Spec.NodeSelector["written"]; ok {
 		t.Errorf("writing a deep copy's node selector changed another Job's")
 	}
+}
+
+// sameRef tells whether two pointers, or two non-empty slices, are one.
+func sameRef(a, b any) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.Type() == vb.Type() && !va.IsNil() && va.UnsafePointer() == vb.UnsafePointer()
 }
 
 func sameMap(a, b map[string]string) bool {
@@ -254,5 +295,70 @@ func BenchmarkStorageDecode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestInternDecoderRandomJobs decodes Jobs filled at random with one
+// interning codec, each also as an exact copy and as a copy with another
+// name and status, so that whole templates are shared. Once all are in,
+// every Job must still equal its plain decode: sharing may neither change
+// a value nor let a later decode change an earlier one.
+func TestInternDecoderRandomJobs(t *testing.T) {
+	plain, _, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
+		StorageMediaType: runtime.ContentTypeProtobuf, StorageSerializer: Codecs,
+		StorageVersion: batchv1.SchemeGroupVersion, MemoryVersion: batch.SchemeGroupVersion,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	interning, _, err := NewStorageCodec(runtime.ContentTypeProtobuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fuzzer.FuzzerFor(fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, batchfuzzer.Funcs), rand.NewSource(1), Codecs).NumElements(1, 2)
+	var blobs [][]byte
+	for i := range 300 {
+		job := &batch.Job{}
+		f.Fill(job)
+		variant := job.DeepCopy()
+		variant.Name, variant.UID = fmt.Sprint("variant-", i), types.UID(fmt.Sprint("uid-", i))
+		variant.Status = batch.JobStatus{Succeeded: int32(i)}
+		for _, obj := range []*batch.Job{job, job, variant} {
+			data, err := runtime.Encode(plain, obj)
+			if err != nil {
+				t.Fatalf("encoding fuzzed job %d: %v", i, err)
+			}
+			blobs = append(blobs, data)
+		}
+	}
+	decoded := make([]*batch.Job, len(blobs))
+	for i, data := range blobs {
+		obj, err := runtime.Decode(interning, data)
+		if err != nil {
+			t.Fatalf("decoding job %d: %v", i, err)
+		}
+		decoded[i] = obj.(*batch.Job)
+	}
+	shared, candidates := 0, 0
+	for i, data := range blobs {
+		want, err := runtime.Decode(plain, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, decoded[i]); diff != "" {
+			t.Fatalf("job %d differs from its plain decode (-plain +interned):\n%s", i, diff)
+		}
+		if i%3 == 2 && len(decoded[i].Spec.Template.Spec.Containers) > 0 {
+			candidates++
+			if sameRef(decoded[i].Spec.Template.Spec.Containers, decoded[i-2].Spec.Template.Spec.Containers) {
+				shared++
+			}
+		}
+	}
+	// The fuzzer leaves about half the templates without containers; the
+	// others hold nothing the encoding refuses (this seed's quantities are
+	// all small), so each variant shares its original's list.
+	if candidates < 100 || shared != candidates {
+		t.Errorf("%d of %d variants with containers share their original's; want all of at least 100", shared, candidates)
 	}
 }

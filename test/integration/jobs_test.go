@@ -49,8 +49,33 @@ const v1beta1DeprecationWarning = "batch.jobs.dev/v1beta1 Job is deprecated in v
 // TestJobAPI drives one server through every verb of the jobs resource and
 // its status subresource. The subtests share the server (each in its own
 // namespace) because starting one costs more than most of them.
+//
+// The watch cache shares equal values among the Jobs it holds (the
+// containers of every Job of one template are one list), which is safe
+// only as long as no request writes a value read from storage in place. A
+// witness Job, left alone while the subtests go through every verb on Jobs
+// of the same template, must read back unchanged once they are done.
 func TestJobAPI(t *testing.T) {
 	ts := framework.StartServer(t)
+	ctx := testContext(t)
+	ns := testNamespace(t)
+	witnesses := newTestClient(t, ts).BatchV1().Jobs(ns)
+	witness, err := witnesses.Create(ctx, newTestJob(ns, "witness").Obj(), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating the witness job: %v", err)
+	}
+	t.Run("verbs", func(t *testing.T) { testJobVerbs(t, ts) })
+	got, err := witnesses.Get(ctx, witness.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading the witness job: %v", err)
+	}
+	if diff := cmp.Diff(witness, got, ignoreTypeMeta); diff != "" {
+		t.Errorf("the subtests changed a job they never wrote (-created +now):\n%s", diff)
+	}
+}
+
+// testJobVerbs runs the subtests of TestJobAPI in parallel.
+func testJobVerbs(t *testing.T, ts *framework.TestServer) {
 	for _, tc := range []struct {
 		name string
 		test func(*testing.T, *framework.TestServer)

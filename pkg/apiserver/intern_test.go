@@ -71,20 +71,27 @@ func storedJob(name string, uid types.UID) *batch.Job {
 	}
 }
 
-func sameString(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
-
-func TestInternDecoder(t *testing.T) {
+// storageCodecs returns the generic apiserver's storage codec of Jobs and
+// ours, which interns what it decodes.
+func storageCodecs(tb testing.TB) (plain, interning runtime.Codec) {
+	tb.Helper()
 	plain, _, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
 		StorageMediaType: runtime.ContentTypeProtobuf, StorageSerializer: Codecs,
 		StorageVersion: batchv1.SchemeGroupVersion, MemoryVersion: batch.SchemeGroupVersion,
 	})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	codec, _, err := NewStorageCodec(runtime.ContentTypeProtobuf)
-	if err != nil {
-		t.Fatal(err)
+	if interning, _, err = NewStorageCodec(runtime.ContentTypeProtobuf); err != nil {
+		tb.Fatal(err)
 	}
+	return plain, interning
+}
+
+func sameString(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+
+func TestInternDecoder(t *testing.T) {
+	plain, codec := storageCodecs(t)
 	decode := func(c runtime.Codec, job *batch.Job) *batch.Job {
 		t.Helper()
 		data, err := runtime.Encode(c, job)
@@ -271,17 +278,7 @@ func TestInternTableGenerations(t *testing.T) {
 // BenchmarkStorageDecode is the cost the interning adds to each object the
 // watch cache decodes.
 func BenchmarkStorageDecode(b *testing.B) {
-	plain, _, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
-		StorageMediaType: runtime.ContentTypeProtobuf, StorageSerializer: Codecs,
-		StorageVersion: batchv1.SchemeGroupVersion, MemoryVersion: batch.SchemeGroupVersion,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	interning, _, err := NewStorageCodec(runtime.ContentTypeProtobuf)
-	if err != nil {
-		b.Fatal(err)
-	}
+	plain, interning := storageCodecs(b)
 	data, err := runtime.Encode(plain, storedJob("a", "uid-a"))
 	if err != nil {
 		b.Fatal(err)
@@ -304,17 +301,7 @@ func BenchmarkStorageDecode(b *testing.B) {
 // every Job must still equal its plain decode: sharing may neither change
 // a value nor let a later decode change an earlier one.
 func TestInternDecoderRandomJobs(t *testing.T) {
-	plain, _, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
-		StorageMediaType: runtime.ContentTypeProtobuf, StorageSerializer: Codecs,
-		StorageVersion: batchv1.SchemeGroupVersion, MemoryVersion: batch.SchemeGroupVersion,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	interning, _, err := NewStorageCodec(runtime.ContentTypeProtobuf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain, interning := storageCodecs(t)
 	f := fuzzer.FuzzerFor(fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, batchfuzzer.Funcs), rand.NewSource(1), Codecs).NumElements(1, 2)
 	var blobs [][]byte
 	for i := range 300 {

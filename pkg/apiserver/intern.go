@@ -344,9 +344,6 @@ func (t *internTable) mapValue(v reflect.Value) bool {
 // that value. A shared slice gets its length as capacity, so that an
 // append to it copies rather than writing past the end into the others'.
 func (t *internTable) share(v reflect.Value, start int) {
-	if v.Kind() == reflect.Slice && v.Cap() != v.Len() {
-		v.Set(v.Slice3(0, v.Len(), v.Len()))
-	}
 	t.key = binary.AppendUvarint(t.key[:0], t.typeID(v.Type()))
 	t.key = append(t.key, t.enc[start:]...)
 	if c, ok := t.values[string(t.key)]; ok {
@@ -357,7 +354,14 @@ func (t *internTable) share(v reflect.Value, start int) {
 	if ok {
 		v.Set(c)
 	} else {
-		c = v
+		// Only a value the table takes in needs trimming: the table's
+		// own are trimmed already.
+		if v.Kind() == reflect.Slice && v.Cap() != v.Len() {
+			v.Set(v.Slice3(0, v.Len(), v.Len()))
+		}
+		// A copy of the field's value, not the field: v addresses the
+		// object being decoded, which the table must not keep alive.
+		c = reflect.ValueOf(v.Interface())
 	}
 	if len(t.values) >= internValueGeneration {
 		t.oldValues, t.values = t.values, make(map[string]reflect.Value, len(t.values))

@@ -132,3 +132,14 @@ kube::codegen::gen_client \
     --with-applyconfig \
     --applyconfig-externals "k8s.io/api/core/v1.PodTemplateSpec:k8s.io/client-go/applyconfigurations/core/v1" \
     "${ROOT}/pkg/apis"
+
+# The Kueue integration is a module of its own (cmd/batch-kueue, at Kueue's
+# k8s.io version): its Job type's deep copies come from that module's own
+# deepcopy-gen (a tool line of its go.mod).
+(
+    cd "${ROOT}/cmd/batch-kueue"
+    GOWORK=off go tool deepcopy-gen \
+        --go-header-file "${BOILERPLATE}" \
+        --output-file zz_generated.deepcopy.go \
+        ./api/v1
+)

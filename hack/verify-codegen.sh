@@ -24,10 +24,11 @@ ln -s "${ROOT}/_output/codegen-bin" "${SCRATCH}/_output/codegen-bin"
     bash hack/update-codegen.sh >/dev/null
     gofmt -w $(find . -name '*.go' -not -path './pkg/generated/*' -not -name 'zz_generated*' -not -path './_output/*' -not -path './hack/tools/*')
     go mod tidy
+    (cd cmd/batch-kueue && GOWORK=off go mod tidy)
 )
 
 fail=0
-for p in pkg go.mod go.sum; do
+for p in pkg go.mod go.sum cmd/batch-kueue; do
     if ! diff -r -u "${ROOT}/${p}" "${SCRATCH}/${p}" >"${SCRATCH}/.diff" 2>&1; then
         fail=1
         head -n 60 "${SCRATCH}/.diff" >&2

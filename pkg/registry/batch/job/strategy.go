@@ -81,12 +81,15 @@ func (Strategy) DefaultGarbageCollectionPolicy(ctx context.Context) rest.Garbage
 }
 
 // PrepareForCreate clears the status, sets the first generation and drops
-// the template fields whose feature gates are off, as kube-apiserver does.
+// the template fields whose feature gates are off, as kube-apiserver does;
+// a MultiKueue copy of another cluster's Job loses that Job's generated
+// selector (forgetCopiedSelector).
 func (Strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	job := obj.(*batch.Job)
 	job.Status = batch.JobStatus{}
 	job.Generation = 1
 	dropDisabledTemplateFields(&job.Spec.Template, nil)
+	forgetCopiedSelector(job)
 }
 
 // PrepareForUpdate keeps the stored status, drops the template fields whose

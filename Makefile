@@ -27,7 +27,7 @@ IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
 # Packages of the unit tier: everything but the integration, e2e and scale tiers.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/scale)
 
-.PHONY: all build image run test test-image test-unit test-integration test-e2e test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
+.PHONY: all build image run test test-image test-unit test-integration test-e2e test-kueue-unit kueue-bins kueue-image test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
 
 all: build
 
@@ -43,15 +43,33 @@ image: build ## OCI image tarball of the binary (no daemon, no base image): _out
 		--version $(GIT_VERSION) --revision $(GIT_COMMIT) \
 		--created $(SOURCE_EPOCH) --os linux --arch $$($(GO) env GOARCH)
 
+# The Kueue integration's image: make kueue-image writes
+# _output/images/batch-kueue.tar (artifacts/kueue/deployment.yaml).
+KUEUE_IMAGE_TAR = $(IMAGE_DIR)/batch-kueue.tar
+
+kueue-bins: ## Build batch-kueue (the Kueue integration, cmd/batch-kueue, a module of its own) and Kueue v0.17.0's manager (for the e2e tier) into _output/bin.
+	bash hack/build-kueue-bins.sh
+
+kueue-image: kueue-bins ## OCI image tarball of batch-kueue: _output/images/batch-kueue.tar.
+	@mkdir -p $(IMAGE_DIR)
+	cd hack/image && GOWORK=off $(GO) run . \
+		--binary $(abspath $(BIN_DIR)/batch-kueue) --output $(abspath $(KUEUE_IMAGE_TAR)) \
+		--tag batch-kueue:$(IMAGE_TAG) \
+		--version $(GIT_VERSION) --revision $(GIT_COMMIT) \
+		--created $(SOURCE_EPOCH) --os linux --arch $$($(GO) env GOARCH)
+
 run: build ## Run standalone on the embedded default (data in ./data, HTTPS on 127.0.0.1:8443).
 	$(BINARY) --data-dir data
 
 # The image and kubectl (e2e-bins) come before the unit tier: test/image opens
 # the image, test/artifacts runs `kubectl kustomize`.
-test: build verify image e2e-bins test-image test-unit test-integration test-e2e test-scale ## Every tier CI runs, after checking generated code is current.
+test: build verify image e2e-bins test-image test-kueue-unit test-unit test-integration test-e2e test-scale ## Every tier CI runs, after checking generated code is current.
 
 test-image: ## Tests of the image builder (its own module).
 	cd hack/image && GOWORK=off $(GO) test -count=1 ./...
+
+test-kueue-unit: ## Unit tests of the Kueue integration (its own module).
+	cd cmd/batch-kueue && GOWORK=off $(GO) test -count=1 ./...
 
 test-unit:
 	$(GO) test -count=1 $(UNIT_PKGS)
@@ -62,9 +80,12 @@ test-integration:
 e2e-bins: ## Build kube-apiserver, kube-controller-manager and kubectl v1.37.2 (cached).
 	bash hack/build-e2e-bins.sh
 
-test-e2e: build e2e-bins ## kube-apiserver + kube-controller-manager + kubectl v1.37.2 with batch-apiserver aggregated, and standalone.
+# test/e2e runs on one shared host cluster; test/e2e/kueue starts two of its
+# own (Kueue, KWOK, kube-scheduler): -p 1 runs the packages one after the
+# other, not both at once on a small machine.
+test-e2e: build e2e-bins scale-bins kueue-bins ## kube-apiserver + kube-controller-manager + kubectl v1.37.2 with batch-apiserver aggregated, and standalone; Kueue and MultiKueue over two clusters (test/e2e/kueue).
 	BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
-		$(GO) test -count=1 -v -timeout 20m ./test/e2e/...
+		$(GO) test -p 1 -count=1 -v -timeout 30m ./test/e2e/...
 
 scale-bins: e2e-bins ## Build kwok v0.8.0 (hack/tools/kwok, cached) beside kube-scheduler and the other host binaries.
 	bash hack/build-scale-bins.sh
@@ -111,6 +132,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 3m), one after another; a cr
 
 lint: ## go vet and gofmt (generated code excluded from gofmt checks).
 	$(GO) vet ./...
+	cd cmd/batch-kueue && GOWORK=off $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -e '^pkg/generated/' -e 'zz_generated')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 

@@ -21,8 +21,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -181,4 +183,18 @@ func (c *Cluster) CreateKWOKNodes(ctx context.Context, n int) error {
 		return fmt.Errorf("waiting for %d kwok nodes to be Ready (%d are): %w", n, ready, err)
 	}
 	return nil
+}
+
+// KWOKModuleDir is the directory of the KWOK module (at the version
+// hack/tools/kwok/go.mod pins) in the module cache, which holds KWOK's own
+// Stage files.
+func KWOKModuleDir(root string) (string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kwok")
+	cmd.Dir = filepath.Join(root, "hack", "tools", "kwok")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		return "", fmt.Errorf("locating sigs.k8s.io/kwok in the module cache (run hack/build-scale-bins.sh): %v", err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }

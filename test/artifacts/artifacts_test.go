@@ -177,6 +177,9 @@ func decodeDocument(raw []byte) (document, bool, error) {
 	if gvk == apiServiceGVK {
 		return document{u: u}, true, checkAPIServiceFields(u)
 	}
+	if gvk == kueueConfigurationGVK {
+		return document{u: u}, true, checkKueueConfiguration(u)
+	}
 	if !scheme.Recognizes(gvk) {
 		return document{}, false, fmt.Errorf("%s %q: kind not known to the test; decode and check it here", gvk, u.GetName())
 	}
@@ -185,6 +188,26 @@ func decodeDocument(raw []byte) (document, bool, error) {
 		return document{}, false, fmt.Errorf("%s %q: %w", gvk, u.GetName(), err)
 	}
 	return document{obj: obj, u: u}, true, nil
+}
+
+// kueueConfigurationGVK is Kueue's own configuration, of which
+// artifacts/kueue ships the entries batch.jobs.dev Jobs need.
+var kueueConfigurationGVK = schema.GroupVersionKind{Group: "config.kueue.x-k8s.io", Version: "v1beta2", Kind: "Configuration"}
+
+// checkKueueConfiguration wants exactly the two entries that make Kueue
+// know batch.jobs.dev Jobs: the external framework, and MultiKueue's
+// generic adapter for it.
+func checkKueueConfiguration(u *unstructured.Unstructured) error {
+	want := map[string]any{
+		"apiVersion":   "config.kueue.x-k8s.io/v1beta2",
+		"kind":         "Configuration",
+		"integrations": map[string]any{"externalFrameworks": []any{"Job.v1.batch.jobs.dev"}},
+		"multiKueue":   map[string]any{"externalFrameworks": []any{map[string]any{"name": "Job.v1.batch.jobs.dev"}}},
+	}
+	if diff := cmp.Diff(want, u.Object); diff != "" {
+		return fmt.Errorf("Kueue Configuration entries (-want,+got):\n%s", diff)
+	}
+	return nil
 }
 
 // checkAPIServiceFields is the strict decoding of an APIService: only the

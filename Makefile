@@ -140,6 +140,7 @@ update: ## Regenerate code, gofmt, tidy.
 	bash hack/update-codegen.sh
 	gofmt -w $$(git ls-files '*.go' | grep -v -e '^pkg/generated/' -e 'zz_generated')
 	$(GO) mod tidy
+	cd cmd/batch-kueue && GOWORK=off $(GO) mod tidy
 
 verify: ## Fail when generated code, formatting or go.mod are stale.
 	bash hack/verify-codegen.sh

@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 )
 
 // JobAPI is one of the two Job APIs the controller tests drive with the
@@ -107,6 +108,14 @@ func (j Jobs) MergePatch(ctx context.Context, name string, patch map[string]any)
 		return nil, fmt.Errorf("patching %s job %s/%s: %w", j.API.Name, j.Namespace, name, err)
 	}
 	return toJob(u)
+}
+
+// Delete deletes the Job and its Pods (background propagation).
+func (j Jobs) Delete(ctx context.Context, name string) error {
+	if err := j.resource().Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+		return fmt.Errorf("deleting %s job %s/%s: %w", j.API.Name, j.Namespace, name, err)
+	}
+	return nil
 }
 
 func toJob(u *unstructured.Unstructured) (*batchv1.Job, error) {

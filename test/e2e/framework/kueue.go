@@ -85,7 +85,8 @@ type KueueOptions struct {
 }
 
 // StartKueue installs Kueue's CRDs into the host cluster and starts
-// Kueue's manager and batch-kueue as the admin user, both configured for
+// Kueue's manager (as the admin user) and batch-kueue (as its ServiceAccount
+// of artifacts/kueue/rbac.yaml), both configured for
 // batch/v1 Jobs (Kueue's own integration) and batch.jobs.dev Jobs (ours,
 // as an external framework, also for MultiKueue). No webhook of Kueue's is
 // registered: kube-apiserver never calls it. Both stop with the cluster.
@@ -102,7 +103,23 @@ func (c *Cluster) StartKueue(ctx context.Context, k *KueueBinaries, opts KueueOp
 		return fmt.Errorf("creating namespace %s: %w", KueueNamespace, err)
 	}
 
+	// batch-kueue runs as the component's ServiceAccount, with the
+	// component's RBAC, so that a missing rule fails here.
+	if _, err := kc.Run("apply", "-f", filepath.Join(c.Bins.RepoRoot, "artifacts", "kueue", "rbac.yaml")); err != nil {
+		return fmt.Errorf("applying batch-kueue's RBAC: %w", err)
+	}
+	token, err := kc.Run("create", "token", "batch-kueue", "--namespace", KueueNamespace, "--duration=24h")
+	if err != nil {
+		return fmt.Errorf("a token of batch-kueue's ServiceAccount: %w", err)
+	}
 	dir := filepath.Join(c.Dir, "kueue")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	batchKubeconfig := filepath.Join(dir, "batch-kueue.kubeconfig")
+	if err := writeKubeconfig(batchKubeconfig, c.HostURL, c.ClusterCA.CertPEM, clientcmdapi.AuthInfo{Token: strings.TrimSpace(token.Stdout)}); err != nil {
+		return err
+	}
 	webhookCerts, metricsCerts := filepath.Join(dir, "webhook-certs"), filepath.Join(dir, "metrics-certs")
 	for _, d := range []string{webhookCerts, metricsCerts} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -174,7 +191,7 @@ multiKueue:
 		return err
 	}
 	batch, err := c.start("batch-kueue", k.BatchKueue,
-		"--kubeconfig="+c.AdminKubeconfig,
+		"--kubeconfig="+batchKubeconfig,
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(batchProbe),
 		"--zap-log-level=2",

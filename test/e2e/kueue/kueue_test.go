@@ -154,6 +154,20 @@ func runSingleCluster(ctx context.Context, t *testing.T, api framework.JobAPI) s
 		return job
 	}
 
+	// The policy leaves a Job without the queue label alone.
+	unqueued := newJob("unqueued", jobOpts{parallelism: 1, completions: 1, hold: true})
+	delete(unqueued.Labels, queueLabel)
+	created, err := jobs.Create(ctx, unqueued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ptr.Deref(created.Spec.Suspend, true) {
+		t.Errorf("a Job without %s was created with suspend=%v, want false", queueLabel, created.Spec.Suspend)
+	}
+	if err := jobs.Delete(ctx, "unqueued"); err != nil {
+		t.Fatal(err)
+	}
+
 	// (a) Two of three fit; the third waits, suspended with no Pods.
 	one := jobOpts{parallelism: 1, completions: 1, hold: true}
 	for _, name := range []string{"a1", "a2"} {
@@ -162,7 +176,7 @@ func runSingleCluster(ctx context.Context, t *testing.T, api framework.JobAPI) s
 		}
 		admitted(name, 1)
 	}
-	created, err := jobs.Create(ctx, newJob("a3", one))
+	created, err = jobs.Create(ctx, newJob("a3", one))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"

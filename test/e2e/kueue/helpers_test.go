@@ -24,6 +24,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -265,11 +266,15 @@ func finish(ctx context.Context, t *testing.T, c *framework.Cluster, api framewo
 var podInMessage = regexp.MustCompile(`pod [^ /]+/[^ ]+`)
 
 // comparable is a Job's status without what differs from run to run and
-// from one API to the other: times, and the namespace and name of a Pod a
-// condition message names.
+// from one API to the other: times, the namespace and name of a Pod a
+// condition message names, and the Suspended condition. A Job created
+// suspended gets Suspended=True only if its controller syncs it before
+// Kueue resumes it (and then Suspended=False on resume): a race either
+// controller may win or lose in any run.
 func comparable(status batchv1.JobStatus) batchv1.JobStatus {
 	s := *status.DeepCopy()
 	s.StartTime, s.CompletionTime = nil, nil
+	s.Conditions = slices.DeleteFunc(s.Conditions, func(c batchv1.JobCondition) bool { return c.Type == batchv1.JobSuspended })
 	for i := range s.Conditions {
 		c := &s.Conditions[i]
 		c.LastProbeTime, c.LastTransitionTime = metav1.Time{}, metav1.Time{}

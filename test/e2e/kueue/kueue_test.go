@@ -38,19 +38,7 @@ import (
 // what let a Pod onto them), one 2-CPU ClusterQueue per side that preempts
 // lower priorities, and the priorities.
 func singleClusterQueues() string {
-	out := fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata:
-  name: kwok
-spec:
-  nodeLabels:
-    %s: %s
-  tolerations:
-  - key: %s
-    operator: Equal
-    value: %s
-    effect: NoSchedule
----
+	out := kwokFlavor() + `---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: WorkloadPriorityClass
 metadata:
@@ -62,7 +50,7 @@ kind: WorkloadPriorityClass
 metadata:
   name: high
 value: 100
-`, kwokFlavorLabel, kwokFlavorValue, framework.KWOKNodeAnnotation, framework.KWOKNodeValue)
+`
 	for _, api := range sides {
 		ns := sideNamespace("single", api)
 		out += fmt.Sprintf(`---
@@ -97,6 +85,24 @@ spec:
 `, ns)
 	}
 	return out
+}
+
+// kwokFlavor is the worker cluster's flavor of the KWOK nodes: its node
+// label and toleration are what let a Pod onto them.
+func kwokFlavor() string {
+	return fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: kwok
+spec:
+  nodeLabels:
+    %s: %s
+  tolerations:
+  - key: %s
+    operator: Equal
+    value: %s
+    effect: NoSchedule
+`, kwokFlavorLabel, kwokFlavorValue, framework.KWOKNodeAnnotation, framework.KWOKNodeValue)
 }
 
 // singleResult is what a side of the single-cluster scenarios shows.

@@ -85,6 +85,7 @@ kind: ResourceFlavor
 metadata:
   name: default
 `, framework.KueueNamespace, base64.StdEncoding.EncodeToString(kubeconfig), multiKueueManager)
+	workerObjects = kwokFlavor()
 	for _, api := range sides {
 		ns := sideNamespace("mk", api)
 		queues := func(flavor, checks string) string {

@@ -31,9 +31,10 @@ UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e
 
 all: build
 
-build: ## Build the server binary and the managedby-conformance kit (static, stamped with hack/version.sh) into _output/bin.
+build: ## Build the server binary, the managedby-conformance kit and the kubectl-bjob plugin (static, stamped with hack/version.sh) into _output/bin.
 	$(GO_BUILD_STATIC) -o $(BINARY) ./cmd/batch-apiserver
 	$(GO_BUILD_STATIC) -o $(BIN_DIR)/managedby-conformance ./cmd/managedby-conformance
+	$(GO_BUILD_STATIC) -o $(BIN_DIR)/kubectl-bjob ./cmd/kubectl-bjob
 
 image: build ## OCI image tarball of the binary (no daemon, no base image): _output/images/batch-apiserver.tar.
 	@mkdir -p $(IMAGE_DIR)

@@ -27,7 +27,7 @@ IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
 # Packages of the unit tier: everything but the integration, e2e and scale tiers.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/scale)
 
-.PHONY: all build image run test test-image test-unit test-integration test-e2e test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
+.PHONY: all build image run demo promtool test-monitoring test test-image test-unit test-integration test-e2e test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
 
 all: build
 
@@ -59,6 +59,20 @@ test-unit:
 
 test-integration:
 	$(GO) test -count=1 -timeout 20m ./test/integration/...
+
+promtool: ## Build promtool (hack/tools/promtool, cached) into _output/bin.
+	bash hack/build-promtool.sh
+
+# promtool reads plain rule files: the PrometheusRule's spec, de-indented,
+# next to a copy of the rules' unit tests.
+MONITORING_OUT = _output/monitoring
+
+test-monitoring: promtool ## promtool check rules and promtool test rules of artifacts/monitoring/prometheusrule.yaml.
+	@mkdir -p $(MONITORING_OUT)
+	awk 'f { sub(/^  /, ""); print } /^spec:$$/ { f = 1 }' artifacts/monitoring/prometheusrule.yaml > $(MONITORING_OUT)/rules.yaml
+	cp artifacts/monitoring/rules_test.yaml $(MONITORING_OUT)/rules_test.yaml
+	$(BIN_DIR)/promtool check rules $(MONITORING_OUT)/rules.yaml
+	cd $(MONITORING_OUT) && $(abspath $(BIN_DIR))/promtool test rules rules_test.yaml
 
 e2e-bins: ## Build kube-apiserver, kube-controller-manager and kubectl v1.37.2 (cached).
 	bash hack/build-e2e-bins.sh

@@ -44,12 +44,15 @@ image: build ## OCI image tarball of the binary (no daemon, no base image): _out
 		--version $(GIT_VERSION) --revision $(GIT_COMMIT) \
 		--created $(SOURCE_EPOCH) --os linux --arch $$($(GO) env GOARCH)
 
+demo: build scale-bins ## A throwaway cluster (kube-apiserver, kube-scheduler, KWOK nodes) with batch-apiserver aggregated and its controller on: the examples run to Complete, then it waits for Ctrl-C and removes everything.
+	bash hack/demo.sh
+
 run: build ## Run standalone on the embedded default (data in ./data, HTTPS on 127.0.0.1:8443).
 	$(BINARY) --data-dir data
 
 # The image and kubectl (e2e-bins) come before the unit tier: test/image opens
 # the image, test/artifacts runs `kubectl kustomize`.
-test: build verify image e2e-bins test-image test-unit test-integration test-e2e test-scale ## Every tier CI runs, after checking generated code is current.
+test: build verify image e2e-bins test-image test-unit test-monitoring test-integration test-e2e test-scale ## Every tier CI runs, after checking generated code is current.
 
 test-image: ## Tests of the image builder (its own module).
 	cd hack/image && GOWORK=off $(GO) test -count=1 ./...

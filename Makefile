@@ -27,13 +27,14 @@ IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
 # Packages of the unit tier: everything but the integration, e2e and scale tiers.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/scale)
 
-.PHONY: all build image run test test-image test-unit test-integration test-e2e test-kueue-unit kueue-bins kueue-image test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
+.PHONY: all build image run demo promtool test-monitoring test test-image test-unit test-integration test-e2e test-kueue-unit kueue-bins kueue-image test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
 
 all: build
 
-build: ## Build the server binary and the managedby-conformance kit (static, stamped with hack/version.sh) into _output/bin.
+build: ## Build the server binary, the managedby-conformance kit and the kubectl-bjob plugin (static, stamped with hack/version.sh) into _output/bin.
 	$(GO_BUILD_STATIC) -o $(BINARY) ./cmd/batch-apiserver
 	$(GO_BUILD_STATIC) -o $(BIN_DIR)/managedby-conformance ./cmd/managedby-conformance
+	$(GO_BUILD_STATIC) -o $(BIN_DIR)/kubectl-bjob ./cmd/kubectl-bjob
 
 image: build ## OCI image tarball of the binary (no daemon, no base image): _output/images/batch-apiserver.tar.
 	@mkdir -p $(IMAGE_DIR)
@@ -58,12 +59,15 @@ kueue-image: kueue-bins ## OCI image tarball of batch-kueue: _output/images/batc
 		--version $(GIT_VERSION) --revision $(GIT_COMMIT) \
 		--created $(SOURCE_EPOCH) --os linux --arch $$($(GO) env GOARCH)
 
+demo: build scale-bins ## A throwaway cluster (kube-apiserver, kube-scheduler, KWOK nodes) with batch-apiserver aggregated and its controller on: the examples run to Complete, then it waits for Ctrl-C and removes everything.
+	bash hack/demo.sh
+
 run: build ## Run standalone on the embedded default (data in ./data, HTTPS on 127.0.0.1:8443).
 	$(BINARY) --data-dir data
 
 # The image and kubectl (e2e-bins) come before the unit tier: test/image opens
 # the image, test/artifacts runs `kubectl kustomize`.
-test: build verify image e2e-bins test-image test-kueue-unit test-unit test-integration test-e2e test-scale ## Every tier CI runs, after checking generated code is current.
+test: build verify image e2e-bins test-image test-kueue-unit test-unit test-monitoring test-integration test-e2e test-scale ## Every tier CI runs, after checking generated code is current.
 
 test-image: ## Tests of the image builder (its own module).
 	cd hack/image && GOWORK=off $(GO) test -count=1 ./...
@@ -76,6 +80,20 @@ test-unit:
 
 test-integration:
 	$(GO) test -count=1 -timeout 20m ./test/integration/...
+
+promtool: ## Build promtool (hack/tools/promtool, cached) into _output/bin.
+	bash hack/build-promtool.sh
+
+# promtool reads plain rule files: the PrometheusRule's spec, de-indented,
+# next to a copy of the rules' unit tests.
+MONITORING_OUT = _output/monitoring
+
+test-monitoring: promtool ## promtool check rules and promtool test rules of artifacts/monitoring/prometheusrule.yaml.
+	@mkdir -p $(MONITORING_OUT)
+	awk 'f { sub(/^  /, ""); print } /^spec:$$/ { f = 1 }' artifacts/monitoring/prometheusrule.yaml > $(MONITORING_OUT)/rules.yaml
+	cp artifacts/monitoring/rules_test.yaml $(MONITORING_OUT)/rules_test.yaml
+	$(BIN_DIR)/promtool check rules $(MONITORING_OUT)/rules.yaml
+	cd $(MONITORING_OUT) && $(abspath $(BIN_DIR))/promtool test rules rules_test.yaml
 
 e2e-bins: ## Build kube-apiserver, kube-controller-manager and kubectl v1.37.2 (cached).
 	bash hack/build-e2e-bins.sh

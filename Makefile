@@ -27,7 +27,7 @@ IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
 # Packages of the unit tier: everything but the integration, e2e and scale tiers.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/scale)
 
-.PHONY: all build image run test test-image test-unit test-integration test-e2e test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
+.PHONY: all build image run test test-image test-unit test-integration test-flakes test-e2e test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
 
 all: build
 
@@ -58,6 +58,14 @@ test-unit:
 
 test-integration:
 	$(GO) test -count=1 -timeout 20m ./test/integration/...
+
+# Not part of make test: it runs every test of the two tiers FLAKES_COUNT
+# times (default 20) under -race with every core busy, and takes long.
+# FLAKES_PKGS narrows it, e.g. FLAKES_PKGS=./pkg/controller/... FLAKES_COUNT=3.
+FLAKES_PKGS  ?=
+FLAKES_COUNT ?= 20
+test-flakes: ## The unit and integration tiers with -race -count=FLAKES_COUNT (default 20) while busy loops keep every core busy (hack/test-flakes.sh); finds tests that depend on timing.
+	GO=$(GO) FLAKES_COUNT=$(FLAKES_COUNT) bash hack/test-flakes.sh $(FLAKES_PKGS)
 
 e2e-bins: ## Build kube-apiserver, kube-controller-manager and kubectl v1.37.2 (cached).
 	bash hack/build-e2e-bins.sh

@@ -46,6 +46,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	"github.com/batch-apiserver/batch-apiserver/pkg/apiserver"
 	jobcontroller "github.com/batch-apiserver/batch-apiserver/pkg/controller/job"
 	jobmetrics "github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
@@ -488,7 +489,7 @@ func (r *jobControllerRunner) addPostStartHook(s *genericapiserver.GenericAPISer
 		// still keeps a runaway controller off our server, whose priority
 		// and fairness exempt the loopback user.
 		clients := jobClients{}
-		inProcess := inProcessConfig(hookCtx.LoopbackClientConfig, s.Handler)
+		inProcess := apiserver.InProcessConfig(hookCtx.LoopbackClientConfig, s.Handler)
 		readConfig := rest.AddUserAgent(rest.CopyConfig(inProcess), "job-controller-informers")
 		writeConfig := rest.AddUserAgent(rest.CopyConfig(inProcess), "job-controller")
 		writeConfig.RateLimiter = r.statusWrites

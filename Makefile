@@ -27,7 +27,7 @@ IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
 # Packages of the unit tier: everything but the integration, e2e and scale tiers.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/scale)
 
-.PHONY: all build image run demo promtool test-monitoring test test-image test-unit test-integration test-e2e test-kueue-unit kueue-bins kueue-image test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
+.PHONY: all build image run demo promtool test-monitoring test test-image test-unit test-integration test-flakes test-e2e test-kueue-unit kueue-bins kueue-image test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
 
 all: build
 
@@ -94,6 +94,14 @@ test-monitoring: promtool ## promtool check rules and promtool test rules of art
 	cp artifacts/monitoring/rules_test.yaml $(MONITORING_OUT)/rules_test.yaml
 	$(BIN_DIR)/promtool check rules $(MONITORING_OUT)/rules.yaml
 	cd $(MONITORING_OUT) && $(abspath $(BIN_DIR))/promtool test rules rules_test.yaml
+
+# Not part of make test: it runs every test of the two tiers FLAKES_COUNT
+# times (default 20) under -race with every core busy, and takes long.
+# FLAKES_PKGS narrows it, e.g. FLAKES_PKGS=./pkg/controller/... FLAKES_COUNT=3.
+FLAKES_PKGS  ?=
+FLAKES_COUNT ?= 20
+test-flakes: ## The unit and integration tiers with -race -count=FLAKES_COUNT (default 20) while busy loops keep every core busy (hack/test-flakes.sh); finds tests that depend on timing.
+	GO=$(GO) FLAKES_COUNT=$(FLAKES_COUNT) bash hack/test-flakes.sh $(FLAKES_PKGS)
 
 e2e-bins: ## Build kube-apiserver, kube-controller-manager and kubectl v1.37.2 (cached).
 	bash hack/build-e2e-bins.sh

@@ -46,8 +46,10 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	"github.com/batch-apiserver/batch-apiserver/pkg/apiserver"
 	jobcontroller "github.com/batch-apiserver/batch-apiserver/pkg/controller/job"
 	jobmetrics "github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
+	"github.com/batch-apiserver/batch-apiserver/pkg/controller/jobhost"
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/informers/externalversions"
 )
@@ -240,7 +242,7 @@ type jobControllerPlan struct {
 	// WaitForLegacyLease makes the controller wait, before it campaigns
 	// for its default Lease, until no replica of a release from before
 	// the server identity holds the Lease they all used (aggregated mode:
-	// the replicas of a rolling update; see waitForLegacyLeaseRelease).
+	// the replicas of a rolling update; see jobhost.WaitForLegacyLeaseRelease).
 	WaitForLegacyLease bool
 	// Identity is the server identity (Options.serverIdentity), set once
 	// it has been read: the controller's Pods carry it, and the default
@@ -488,7 +490,7 @@ func (r *jobControllerRunner) addPostStartHook(s *genericapiserver.GenericAPISer
 		// still keeps a runaway controller off our server, whose priority
 		// and fairness exempt the loopback user.
 		clients := jobClients{}
-		inProcess := inProcessConfig(hookCtx.LoopbackClientConfig, s.Handler)
+		inProcess := apiserver.InProcessConfig(hookCtx.LoopbackClientConfig, s.Handler)
 		readConfig := rest.AddUserAgent(rest.CopyConfig(inProcess), "job-controller-informers")
 		writeConfig := rest.AddUserAgent(rest.CopyConfig(inProcess), "job-controller")
 		writeConfig.RateLimiter = r.statusWrites
@@ -530,7 +532,7 @@ func (r *jobControllerRunner) run(ctx context.Context, jobClient jobClients) {
 	}
 	if r.waitForLegacyLease {
 		le := r.opts.LeaderElection
-		if err := waitForLegacyLeaseRelease(ctx, r.kubeClient, r.leaseNamespace, le.RetryPeriod.Duration, le.LeaseDuration.Duration, time.Now); err != nil {
+		if err := jobhost.WaitForLegacyLeaseRelease(ctx, r.kubeClient, r.leaseNamespace, le.RetryPeriod.Duration, le.LeaseDuration.Duration, time.Now); err != nil {
 			// Only when the server stops.
 			logger.Info("Job controller not started", "err", err)
 			return
@@ -602,7 +604,7 @@ func (r *jobControllerRunner) runController(ctx context.Context, jobClient jobCl
 
 	// Pods an older release created for this server's Jobs get the label
 	// first, so that the informer sees them.
-	if n, err := claimUnlabelledPods(ctx, r.kubeClient, jobClient.read, r.cfg.Identity); err != nil {
+	if n, err := jobhost.ClaimUnlabelledPods(ctx, r.kubeClient, jobClient.read, r.cfg.Identity); err != nil {
 		logger.Error(err, "Some Pods created before the server identity are not labelled with it; the Job controller does not see them", "labelled", n)
 	} else if n > 0 {
 		logger.Info("Labelled the Pods created before the server identity", "pods", n, "identity", r.cfg.Identity)

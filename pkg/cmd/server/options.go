@@ -55,6 +55,7 @@ import (
 
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/apiserver"
+	"github.com/batch-apiserver/batch-apiserver/pkg/certs"
 	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd"
 	_ "github.com/batch-apiserver/batch-apiserver/pkg/features" // registers our gates in --feature-gates
 	generatedopenapi "github.com/batch-apiserver/batch-apiserver/pkg/generated/openapi"
@@ -484,15 +485,15 @@ func ensurePrivateDataDir(dir string) error {
 
 // applyStandaloneAuth authenticates client certificates of our own CA (and
 // nothing else: no anonymous requests) and lets system:masters do anything.
-func applyStandaloneAuth(c *genericapiserver.Config, certs *StandaloneCerts) error {
-	caProvider, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", certs.CAFile)
+func applyStandaloneAuth(c *genericapiserver.Config, standalone *StandaloneCerts) error {
+	caProvider, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", standalone.CAFile)
 	if err != nil {
-		return fmt.Errorf("loading client CA %s: %w", certs.CAFile, err)
+		return fmt.Errorf("loading client CA %s: %w", standalone.CAFile, err)
 	}
 	if err := c.Authentication.ApplyClientCert(caProvider, c.SecureServing); err != nil {
 		return fmt.Errorf("assigning client CA: %w", err)
 	}
-	c.Authentication.Authenticator = newCachingCertAuthenticator(
+	c.Authentication.Authenticator = certs.NewCachingCertAuthenticator(
 		x509.NewDynamic(caProvider.VerifyOptions, x509.CommonNameUserConversion), caProvider.VerifyOptions, clock.RealClock{})
 
 	healthPaths, err := path.NewAuthorizer([]string{"/healthz", "/livez", "/readyz"})

@@ -17,6 +17,7 @@ limitations under the License.
 package job
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -24,7 +25,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -185,14 +191,22 @@ func TestSyncJobWriteBudgetFinalizers(t *testing.T) {
 				}
 				f.addPods(t, pod.Obj())
 			}
-			// Every removal spends the budget: the requests already
-			// started end, no other starts in that sync.
-			f.kube.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-				f.clock.Step(SyncPodWriteBudget)
-				return false, nil, nil
-			})
+			// The budget runs out while a sync's removals are in flight:
+			// the writers meet at a gate, the last one to arrive spends
+			// the budget, and only then do they all go on. The requests
+			// started end; no other starts in that sync. The gate makes
+			// the sequence the test's: without it, whether the other
+			// writers had started before the clock moved would be up to
+			// the scheduler. It stands in front of the fake host, which
+			// serves one request at a time.
+			gate := newWriterGate(t, f.clock)
+			f.Controller.kubeClient = gatedHost{Interface: f.kube, gate: gate}
 			var got []progress
 			for range 3 {
+				// A sync has as many removals in flight at once as
+				// its bound lets, of the Pods still carrying the
+				// finalizer.
+				gate.reset(min(podWriteConcurrency, n-countActions(f.kube.Actions(), "patch", "pods")))
 				latest := f.syncAndCatchUp(t, job)
 				job = latest
 				queued := f.queue.Len()
@@ -211,4 +225,79 @@ func TestSyncJobWriteBudgetFinalizers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writerGate holds the Pod writers of a sync until want of them are in
+// flight, then spends the sync's budget and lets them all go on.
+type writerGate struct {
+	t     *testing.T
+	clock *clocktesting.FakeClock
+
+	mu      sync.Mutex
+	want    int
+	arrived int
+	open    chan struct{}
+}
+
+func newWriterGate(t *testing.T, clk *clocktesting.FakeClock) *writerGate {
+	return &writerGate{t: t, clock: clk, open: make(chan struct{})}
+}
+
+// reset readies the gate for a sync that will have want writers in flight.
+func (g *writerGate) reset(want int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.want, g.arrived, g.open = want, 0, make(chan struct{})
+}
+
+// arrive is called by each writer; it returns once want writers arrived.
+// Writers arriving after the gate opened pass at once: the test's
+// progress rows tell whether any should have started.
+func (g *writerGate) arrive() {
+	g.mu.Lock()
+	g.arrived++
+	open := g.open
+	if g.arrived == g.want {
+		g.clock.Step(SyncPodWriteBudget)
+		close(open)
+	}
+	g.mu.Unlock()
+	select {
+	case <-open:
+	case <-time.After(wait.ForeverTestTimeout):
+		// Only a controller that no longer starts its writers
+		// together gets here; fail rather than hang.
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.t.Errorf("%d Pod writers in flight at once, want %d", g.arrived, g.want)
+	}
+}
+
+// gatedHost is a host whose Pod patches pass a writerGate first.
+type gatedHost struct {
+	kubernetes.Interface
+	gate *writerGate
+}
+
+func (h gatedHost) CoreV1() corev1client.CoreV1Interface {
+	return gatedCore{CoreV1Interface: h.Interface.CoreV1(), gate: h.gate}
+}
+
+type gatedCore struct {
+	corev1client.CoreV1Interface
+	gate *writerGate
+}
+
+func (c gatedCore) Pods(namespace string) corev1client.PodInterface {
+	return gatedPods{PodInterface: c.CoreV1Interface.Pods(namespace), gate: c.gate}
+}
+
+type gatedPods struct {
+	corev1client.PodInterface
+	gate *writerGate
+}
+
+func (p gatedPods) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*corev1.Pod, error) {
+	p.gate.arrive()
+	return p.PodInterface.Patch(ctx, name, pt, data, opts, subresources...)
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package jobhost
 
 import (
 	"context"
@@ -62,12 +62,12 @@ func TestClaimUnlabelledPods(t *testing.T) {
 	)
 	jobs := versionedfake.NewSimpleClientset(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "work", UID: ours}})
 
-	n, err := claimUnlabelledPods(context.Background(), kube, jobs, identity)
+	n, err := ClaimUnlabelledPods(context.Background(), kube, jobs, identity)
 	if err != nil {
-		t.Fatalf("claimUnlabelledPods: %v", err)
+		t.Fatalf("ClaimUnlabelledPods: %v", err)
 	}
 	if n != 2 {
-		t.Errorf("claimUnlabelledPods labelled %d Pods, want 2", n)
+		t.Errorf("ClaimUnlabelledPods labelled %d Pods, want 2", n)
 	}
 	list, err := kube.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -153,15 +153,15 @@ func TestWaitForLegacyLeaseRelease(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			err := waitForLegacyLeaseRelease(ctx, fake.NewSimpleClientset(objects...), "batch-system", 5*time.Millisecond, 3*time.Second, clock)
+			err := WaitForLegacyLeaseRelease(ctx, fake.NewSimpleClientset(objects...), "batch-system", 5*time.Millisecond, 3*time.Second, clock)
 			if tc.wantWait {
 				if !errors.Is(err, context.DeadlineExceeded) {
-					t.Errorf("waitForLegacyLeaseRelease = %v, want it to wait until the deadline", err)
+					t.Errorf("WaitForLegacyLeaseRelease = %v, want it to wait until the deadline", err)
 				}
 				return
 			}
 			if err != nil {
-				t.Errorf("waitForLegacyLeaseRelease = %v, want nil", err)
+				t.Errorf("WaitForLegacyLeaseRelease = %v, want nil", err)
 			}
 		})
 	}

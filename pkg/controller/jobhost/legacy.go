@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package jobhost
 
 import (
 	"context"
@@ -59,14 +59,14 @@ func leaseFree(lease *coordinationv1.Lease, now time.Time) bool {
 	return now.After(spec.RenewTime.Add(time.Duration(*spec.LeaseDurationSeconds) * time.Second))
 }
 
-// waitForLegacyLeaseRelease returns once the legacy Lease in namespace is
+// WaitForLegacyLeaseRelease returns once the legacy Lease in namespace is
 // missing or has been free for a whole settle period. During a rolling
 // update from a release without the identity, the old replicas hold that
 // Lease and run their controller, which sees every Pod: a new replica
 // that ran its own at the same time (its Lease has another name) would
 // act on the same Jobs. An old replica takes a released Lease within its
 // retry period, so a Lease free for settle is one no old replica wants.
-func waitForLegacyLeaseRelease(ctx context.Context, client kubernetes.Interface, namespace string, interval, settle time.Duration, now func() time.Time) error {
+func WaitForLegacyLeaseRelease(ctx context.Context, client kubernetes.Interface, namespace string, interval, settle time.Duration, now func() time.Time) error {
 	logger := klog.FromContext(ctx)
 	var freeSince time.Time
 	var lastHolder string
@@ -100,14 +100,14 @@ func waitForLegacyLeaseRelease(ctx context.Context, client kubernetes.Interface,
 	return nil
 }
 
-// claimUnlabelledPods labels with identity the Pods a batch-apiserver
+// ClaimUnlabelledPods labels with identity the Pods a batch-apiserver
 // from before the server identity created for this server's Jobs, so that
 // the controller, which sees only Pods with its label, keeps tracking
 // them. A Pod is claimed when it has no identity label and its controller
 // ownerReference names a Job of this server's storage by namespace, name
 // and UID: UIDs are unique, so the Pods of another server's Job of the
 // same name stay alone. It returns the number of Pods labelled.
-func claimUnlabelledPods(ctx context.Context, kubeClient kubernetes.Interface, jobClient versioned.Interface, identity string) (int, error) {
+func ClaimUnlabelledPods(ctx context.Context, kubeClient kubernetes.Interface, jobClient versioned.Interface, identity string) (int, error) {
 	// The UID of each owner Job looked up, "" when it is not ours.
 	owners := map[types.NamespacedName]types.UID{}
 	claimed := 0

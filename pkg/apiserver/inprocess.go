@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package apiserver
 
 import (
 	"context"
@@ -40,14 +40,14 @@ const inProcessRemoteAddr = "127.0.0.1:0"
 // errHandlerAborted is what the client gets when the handler panicked.
 var errHandlerAborted = errors.New("in-process handler aborted the response")
 
-// inProcessConfig returns a copy of loopback whose requests are served by
+// InProcessConfig returns a copy of loopback whose requests are served by
 // handler in this process instead of over the network: no connection, no
 // TLS, no HTTP/2 and no gzip (nothing asks for it), while the request still
 // passes every filter handler runs (authentication by loopback's bearer
 // token, authorization, admission, priority and fairness, audit).
 // Credentials, user agent, rate limits and content types stay as the caller
 // set them.
-func inProcessConfig(loopback *rest.Config, handler http.Handler) *rest.Config {
+func InProcessConfig(loopback *rest.Config, handler http.Handler) *rest.Config {
 	cfg := rest.CopyConfig(loopback)
 	cfg.Transport = handlerTransport{handler: handler}
 	// client-go refuses a Transport of our own together with a CA, client

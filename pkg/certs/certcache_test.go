@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package certs
 
 import (
 	"crypto/ecdsa"
@@ -113,7 +113,7 @@ func TestCachingCertAuthenticator(t *testing.T) {
 		return x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, true
 	}
 	counting := &countingAuthenticator{delegate: x509request.NewDynamic(verifyOptions, x509request.CommonNameUserConversion)}
-	cached := newCachingCertAuthenticator(counting, verifyOptions, clk)
+	cached := NewCachingCertAuthenticator(counting, verifyOptions, clk)
 
 	request := func(cert *x509.Certificate) *http.Request {
 		return &http.Request{TLS: &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}}}

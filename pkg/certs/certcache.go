@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package certs
 
 import (
 	"crypto/sha256"
@@ -63,7 +63,11 @@ type verifiedUser struct {
 	until    time.Time
 }
 
-func newCachingCertAuthenticator(delegate authenticator.Request, verifyOptions x509request.VerifyOptionFunc, clk clock.PassiveClock) *cachingCertAuthenticator {
+// NewCachingCertAuthenticator returns an authenticator that asks delegate
+// about a client certificate chain it has not seen accepted lately, and
+// answers from its cache otherwise; verifyOptions gives the CA bundle in
+// use, and a chain is verified again under a new one.
+func NewCachingCertAuthenticator(delegate authenticator.Request, verifyOptions x509request.VerifyOptionFunc, clk clock.PassiveClock) authenticator.Request {
 	return &cachingCertAuthenticator{delegate: delegate, verifyOptions: verifyOptions, clock: clk, entries: map[verifiedChain]verifiedUser{}}
 }
 

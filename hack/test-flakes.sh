@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Copyright The batch-apiserver Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+# Runs tests with -race -count=N while every core is kept busy, to find the
+# tests that depend on timing or goroutine scheduling:
+#
+#   hack/test-flakes.sh [PACKAGE...]
+#
+# FLAKES_COUNT (default 20) is the -count; FLAKES_LOAD (default: the number
+# of cores) how many busy loops run beside the tests; FLAKES_TIMEOUT
+# (default 60m) go test's -timeout. Without packages it runs the unit tier
+# and the integration tier. The busy loops are started here and killed on
+# exit, however the tests end.
+
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+count="${FLAKES_COUNT:-20}"
+load="${FLAKES_LOAD:-$(getconf _NPROCESSORS_ONLN)}"
+timeout="${FLAKES_TIMEOUT:-60m}"
+go="${GO:-go}"
+
+if [[ $# -gt 0 ]]; then
+	pkgs=("$@")
+else
+	mapfile -t pkgs < <("${go}" list ./... | grep -v -e /test/e2e -e /test/scale)
+fi
+
+# Build first, with the cores free, so that the load is on the tests and
+# not on the compiler.
+"${go}" test -race -count=1 -run '^$' "${pkgs[@]}" >/dev/null
+
+busy=()
+stop_load() {
+	for pid in "${busy[@]}"; do
+		kill "${pid}" 2>/dev/null || true
+	done
+}
+trap stop_load EXIT
+for ((i = 0; i < load; i++)); do
+	# A loop of builtins only: one core's worth of work, no forks.
+	bash -c 'while :; do :; done' &
+	busy+=("$!")
+done
+
+echo "test-flakes: -race -count=${count}, ${load} busy loops, packages: ${pkgs[*]}"
+"${go}" test -race -count="${count}" -timeout "${timeout}" "${pkgs[@]}"

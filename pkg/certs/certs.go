@@ -14,13 +14,18 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package certs makes and checks the certificates batch-apiserver uses: the
-// CAs, serving and client certificates of the standalone mode (kept in
-// files), and the self-managed serving certificate of the aggregated mode
-// (kept in a Secret, see ServingSecretConfig). It builds on client-go's
-// certificate utilities (k8s.io/client-go/util/cert and util/keyutil); the
-// server hands what it makes to the generic apiserver's dynamic certificate
-// providers, which reload it while serving.
+// Package certs makes, keeps and checks the certificates batch-apiserver
+// uses: the CAs, serving and client certificates of the standalone mode
+// (kept in files); the serving and etcd certificates of the aggregated
+// mode, kept in Secrets of the host cluster by a SecretSyncer
+// (ServingSecretConfig says how they rotate, NewEtcdCALiveness when the
+// etcd client must restart); the client CA of delegated authentication,
+// loaded before the server serves (LoadDelegatedClientCA); and the cache
+// of client certificate verifications (NewCachingCertAuthenticator). It
+// builds on client-go's certificate utilities (k8s.io/client-go/util/cert
+// and util/keyutil); the server hands what it makes to the generic
+// apiserver's dynamic certificate providers, which reload it while
+// serving.
 package certs
 
 import (

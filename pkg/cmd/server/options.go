@@ -15,7 +15,10 @@ limitations under the License.
 */
 
 // Package server turns the command line into a running batch apiserver:
-// options, their completion and validation, and Run.
+// options, their completion and validation, the configuration they give,
+// Run, and the defaults of the standalone mode. What the options configure
+// lives elsewhere: certificates and their Secrets in pkg/certs, the Job
+// controller's hosting and the server identity in pkg/controller/jobhost.
 package server
 
 import (
@@ -41,6 +44,7 @@ import (
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"k8s.io/apiserver/pkg/server/healthz"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -56,6 +60,7 @@ import (
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/apiserver"
 	"github.com/batch-apiserver/batch-apiserver/pkg/certs"
+	"github.com/batch-apiserver/batch-apiserver/pkg/controller/jobhost"
 	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd"
 	_ "github.com/batch-apiserver/batch-apiserver/pkg/features" // registers our gates in --feature-gates
 	generatedopenapi "github.com/batch-apiserver/batch-apiserver/pkg/generated/openapi"
@@ -96,7 +101,7 @@ type Options struct {
 	EtcdSecret *EtcdSecretOptions
 
 	// Controller holds the flags of the embedded Job controller.
-	Controller *ControllerOptions
+	Controller *jobhost.Options
 	// Metrics holds component-base's metrics flags (--disabled-metrics...).
 	Metrics *metrics.Options
 
@@ -121,10 +126,10 @@ type Options struct {
 	hostKubeconfig string
 	// servingSecret keeps the serving certificate in step with
 	// --serving-secret; Config sets it, Run runs it.
-	servingSecret *servingSecretSyncer
+	servingSecret *certs.SecretSyncer
 	// etcdSecret keeps the etcd client certificate in step with
 	// --etcd-secret; Config sets it, Run runs it.
-	etcdSecret *servingSecretSyncer
+	etcdSecret *certs.SecretSyncer
 }
 
 // NewOptions returns the options with the defaults of the standalone mode.
@@ -137,7 +142,7 @@ func NewOptions(out io.Writer) *Options {
 		DataDir:       defaultDataDir,
 		ServingSecret: NewServingSecretOptions(),
 		EtcdSecret:    NewEtcdSecretOptions(),
-		Controller:    NewControllerOptions(),
+		Controller:    jobhost.NewOptions(),
 		Metrics:       metrics.NewOptions(),
 		Stdout:        out,
 	}
@@ -288,8 +293,8 @@ func (o *Options) Complete() error {
 
 // jobControllerPlan decides about the Job controller. It is valid after
 // Complete.
-func (o *Options) jobControllerPlan() jobControllerPlan {
-	return planJobController(o.Standalone(), o.Controller.JobControllerEnabled(), o.hostKubeconfig)
+func (o *Options) jobControllerPlan() jobhost.Plan {
+	return jobhost.NewPlan(o.Standalone(), o.Controller.JobControllerEnabled(), o.hostKubeconfig)
 }
 
 // Validate checks the options.
@@ -319,32 +324,32 @@ func (o *Options) Validate() error {
 
 // Config builds the server configuration from the completed options. In
 // standalone mode it creates the certificates in the data dir first.
-func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
-	var certs *StandaloneCerts
+func (o *Options) Config() (*apiserver.Config, *certs.StandaloneCerts, error) {
+	var pki *certs.StandaloneCerts
 	if o.Standalone() {
 		// Also here, not only in Run: tests start the etcd themselves.
 		if err := ensurePrivateDataDir(o.DataDir); err != nil {
 			return nil, nil, err
 		}
 		var err error
-		certs, err = EnsureStandaloneCerts(filepath.Join(o.DataDir), o.ServiceNames)
+		pki, err = certs.EnsureStandaloneCerts(filepath.Join(o.DataDir), o.ServiceNames)
 		if err != nil {
 			return nil, nil, fmt.Errorf("preparing standalone certificates: %w", err)
 		}
-		o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile = certs.ServingCertFile
-		o.RecommendedOptions.SecureServing.ServerCert.CertKey.KeyFile = certs.ServingKeyFile
+		o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile = pki.ServingCertFile
+		o.RecommendedOptions.SecureServing.ServerCert.CertKey.KeyFile = pki.ServingKeyFile
 	} else if o.usesServingSecret() {
 		syncer, err := o.ServingSecret.newServingSecretSyncer(o.hostKubeconfig, o.RecommendedOptions.SecureServing.ServerCert.CertDirectory)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := syncer.firstSync(context.Background()); err != nil {
+		if err := syncer.FirstSync(context.Background()); err != nil {
 			return nil, nil, fmt.Errorf("--serving-secret: %w", err)
 		}
 		// One file holds the certificate and its key, replaced at once;
 		// the generic server's dynamic provider reloads it.
-		o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile = syncer.file
-		o.RecommendedOptions.SecureServing.ServerCert.CertKey.KeyFile = syncer.file
+		o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile = syncer.File()
+		o.RecommendedOptions.SecureServing.ServerCert.CertKey.KeyFile = syncer.File()
 		o.servingSecret = syncer
 	} else if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
 		return nil, nil, fmt.Errorf("creating self-signed certificates: %w", err)
@@ -354,21 +359,21 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 		o.RecommendedOptions.SecureServing.BindPort = o.Listener.Addr().(*net.TCPAddr).Port
 	}
 
-	var etcdCA *etcdCALiveness
+	var etcdCA healthz.HealthChecker
 	if o.usesEtcdSecret() {
 		transport := &o.RecommendedOptions.Etcd.StorageConfig.Transport
 		syncer, err := o.EtcdSecret.newEtcdSecretSyncer(o.hostKubeconfig, o.RecommendedOptions.SecureServing.ServerCert.CertDirectory, transport.ServerList)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := syncer.firstSync(context.Background()); err != nil {
+		if err := syncer.FirstSync(context.Background()); err != nil {
 			return nil, nil, fmt.Errorf("--etcd-secret: %w", err)
 		}
 		// The etcd client reloads its certificate and key at every
-		// handshake, the CA only at start (etcdCALiveness).
-		transport.TrustedCAFile, transport.CertFile, transport.KeyFile = syncer.caFile, syncer.file, syncer.file
+		// handshake, the CA only at start (certs.NewEtcdCALiveness).
+		transport.TrustedCAFile, transport.CertFile, transport.KeyFile = syncer.CAFile(), syncer.File(), syncer.File()
 		o.etcdSecret = syncer
-		etcdCA = &etcdCALiveness{syncer: syncer, loaded: syncer.currentCA()}
+		etcdCA = certs.NewEtcdCALiveness(syncer)
 	}
 
 	serverConfig := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
@@ -382,9 +387,12 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
 	serverConfig.OpenAPIV3Config.Info.Title = "batch-apiserver"
 
-	clientCAReady, err := o.loadDelegatedClientCA()
-	if err != nil {
-		return nil, nil, err
+	var clientCAReady healthz.HealthChecker
+	if !o.Standalone() {
+		var err error
+		if clientCAReady, err = certs.LoadDelegatedClientCA(o.RecommendedOptions.Authentication); err != nil {
+			return nil, nil, err
+		}
 	}
 	// The generic options store with the codec given to
 	// NewRecommendedOptions whatever --storage-media-type says: replace it
@@ -446,12 +454,12 @@ func (o *Options) Config() (*apiserver.Config, *StandaloneCerts, error) {
 			return etcdOpts.EnableWatchCache && (!ok || size > 0)
 		})
 	}
-	if certs != nil {
-		if err := applyStandaloneAuth(&serverConfig.Config, certs); err != nil {
+	if pki != nil {
+		if err := applyStandaloneAuth(&serverConfig.Config, pki); err != nil {
 			return nil, nil, err
 		}
 	}
-	return &apiserver.Config{GenericConfig: serverConfig}, certs, nil
+	return &apiserver.Config{GenericConfig: serverConfig}, pki, nil
 }
 
 // usesServingSecret reports whether the aggregated server serves from
@@ -485,7 +493,7 @@ func ensurePrivateDataDir(dir string) error {
 
 // applyStandaloneAuth authenticates client certificates of our own CA (and
 // nothing else: no anonymous requests) and lets system:masters do anything.
-func applyStandaloneAuth(c *genericapiserver.Config, standalone *StandaloneCerts) error {
+func applyStandaloneAuth(c *genericapiserver.Config, standalone *certs.StandaloneCerts) error {
 	caProvider, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", standalone.CAFile)
 	if err != nil {
 		return fmt.Errorf("loading client CA %s: %w", standalone.CAFile, err)
@@ -537,15 +545,15 @@ func (o *Options) Run(ctx context.Context) error {
 		logger.Info("Started embedded etcd", "dataDir", o.DataDir, "endpoints", etcd.Endpoints())
 	}
 
-	config, certs, err := o.Config()
+	config, pki, err := o.Config()
 	if err != nil {
 		return err
 	}
 	if o.servingSecret != nil {
-		go o.servingSecret.run(ctx, o.ServingSecret.SyncPeriod)
+		go o.servingSecret.Run(ctx, o.ServingSecret.SyncPeriod)
 	}
 	if o.etcdSecret != nil {
-		go o.etcdSecret.run(ctx, o.EtcdSecret.SyncPeriod)
+		go o.etcdSecret.Run(ctx, o.EtcdSecret.SyncPeriod)
 	}
 	applyShutdown(&config.GenericConfig.Config)
 	server, err := config.Complete().New()
@@ -553,11 +561,11 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 
-	if certs != nil {
+	if pki != nil {
 		addr := config.GenericConfig.SecureServing.Listener.Addr().(*net.TCPAddr)
 		kubeconfig := filepath.Join(o.DataDir, KubeconfigFileName)
 		serverURL := fmt.Sprintf("https://%s", net.JoinHostPort(addr.IP.String(), fmt.Sprint(addr.Port)))
-		if err := WriteAdminKubeconfig(kubeconfig, serverURL, certs); err != nil {
+		if err := certs.WriteAdminKubeconfig(kubeconfig, serverURL, pki); err != nil {
 			return fmt.Errorf("writing admin kubeconfig: %w", err)
 		}
 		if o.Stdout != nil {
@@ -569,11 +577,11 @@ func (o *Options) Run(ctx context.Context) error {
 	if plan.Run {
 		// Before the controller starts: its Pods, the Pods it sees and its
 		// Lease are those of this identity.
-		if plan.Identity, err = o.serverIdentity(ctx); err != nil {
+		if plan.Identity, err = jobhost.ServerIdentity(ctx, o.InProcessEtcd, o.RecommendedOptions.Etcd.StorageConfig); err != nil {
 			return err
 		}
 	}
-	waitForController, err := startJobController(ctx, server.GenericAPIServer, o.Controller, plan, o.printLine)
+	waitForController, err := jobhost.Start(ctx, server.GenericAPIServer, o.Controller, plan, o.printLine)
 	if err != nil {
 		return err
 	}

@@ -24,12 +24,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/batch-apiserver/batch-apiserver/pkg/cmd/server/servertest"
 	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd"
 	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd/etcdtest"
-	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
 )
 
 // shutdownBound is a generous upper limit on shutdown with an open watch. It
@@ -66,7 +64,7 @@ func TestShutdownEndsOpenWatches(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- o.Run(ctx) }()
 
-	client := waitForReadyClient(t, dataDir, stopped)
+	client := servertest.ReadyClient(t, filepath.Join(dataDir, KubeconfigFileName), stopped)
 
 	// The watch's own context outlives the server's: only the server may end it.
 	w, err := client.BatchV1().Jobs("").Watch(context.Background(), metav1.ListOptions{})
@@ -108,39 +106,4 @@ func TestShutdownEndsOpenWatches(t *testing.T) {
 	if err := etcd.Close(); err != nil {
 		t.Errorf("closing the reopened etcd: %v", err)
 	}
-}
-
-// waitForReadyClient waits for the admin kubeconfig in dataDir and for
-// /readyz, and returns a client of the server. It fails the test when the
-// server stops first.
-func waitForReadyClient(t *testing.T, dataDir string, stopped <-chan error) versioned.Interface {
-	t.Helper()
-	var client versioned.Interface
-	kubeconfig := filepath.Join(dataDir, KubeconfigFileName)
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-stopped:
-			t.Fatalf("server stopped while starting: %v", err)
-		default:
-		}
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return false, nil // not written yet
-		}
-		c, err := versioned.NewForConfig(cfg)
-		if err != nil {
-			return false, err
-		}
-		var code int
-		c.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&code)
-		if code != 200 {
-			return false, nil
-		}
-		client = c
-		return true, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for the server to be ready: %v", err)
-	}
-	return client
 }

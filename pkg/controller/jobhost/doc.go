@@ -15,7 +15,17 @@ limitations under the License.
 */
 
 // Package jobhost hosts the embedded Job controller in a batch-apiserver
-// process: what the server does around the controller rather than in it.
-// Today it holds the migration from servers before the server identity
-// (the shared legacy Lease, Pods without the identity label).
+// process: what the server does around the controller rather than in it,
+// as kube-controller-manager's command keeps the hosting of its controllers
+// apart from pkg/controller/job. It holds
+//
+//   - the controller's flags (Options) and the decision whether it runs
+//     (NewPlan);
+//   - the server identity, kept in the server's own storage, that labels
+//     the controller's Pods and names its Lease (ServerIdentity);
+//   - the runner (Start): the host cluster's clients and their budgets,
+//     the informers, leader election, and the post-start hook that starts
+//     the controller against the server's own API in process;
+//   - the migration from servers before the server identity (the shared
+//     legacy Lease, Pods without the identity label).
 package jobhost

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package certs
 
 import (
 	"crypto/tls"
@@ -113,15 +113,6 @@ func ensureCerts(t *testing.T, dataDir string, names []string, now time.Time) *S
 		t.Fatalf("ensureStandaloneCerts: %v", err)
 	}
 	return certs
-}
-
-func fileMode(t *testing.T, path string) fs.FileMode {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatalf("stat %s: %v", path, err)
-	}
-	return fi.Mode().Perm()
 }
 
 func TestEnsureStandaloneCertsCreatesFilesWithModes(t *testing.T) {

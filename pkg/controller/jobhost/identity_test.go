@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package jobhost
 
 import (
 	"context"
@@ -26,6 +26,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd"
 	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd/etcdtest"
@@ -49,14 +50,19 @@ func startTCPEtcd(t *testing.T) []string {
 	return member.Endpoints()
 }
 
-// identityOf reads the server identity of options with --etcd-servers and
-// --etcd-prefix.
+// etcdStorage is the storage configuration --etcd-servers=endpoints and
+// --etcd-prefix=prefix give.
+func etcdStorage(endpoints []string, prefix string) storagebackend.Config {
+	return storagebackend.Config{Prefix: prefix, Transport: storagebackend.TransportConfig{ServerList: endpoints}}
+}
+
+// identityOf reads the server identity of the storage of endpoints and
+// prefix.
 func identityOf(t *testing.T, endpoints []string, prefix string) string {
 	t.Helper()
-	o := parseOptions(t, "--etcd-servers="+strings.Join(endpoints, ","), "--etcd-prefix="+prefix)
-	id, err := o.serverIdentity(context.Background())
+	id, err := ServerIdentity(context.Background(), nil, etcdStorage(endpoints, prefix))
 	if err != nil {
-		t.Fatalf("serverIdentity on %v under %s: %v", endpoints, prefix, err)
+		t.Fatalf("ServerIdentity on %v under %s: %v", endpoints, prefix, err)
 	}
 	if !serverIdentityRE.MatchString(id) {
 		t.Fatalf("identity %q is not a lowercase UUID", id)
@@ -123,11 +129,10 @@ func TestServerIdentityStandaloneRestart(t *testing.T) {
 				t.Errorf("stopping etcd: %v", err)
 			}
 		}()
-		o := parseOptions(t, "--data-dir="+t.TempDir())
-		o.InProcessEtcd = member
-		id, err := o.serverIdentity(context.Background())
+		// Standalone: no etcd servers, the default prefix.
+		id, err := ServerIdentity(context.Background(), member, storagebackend.Config{Prefix: "/registry"})
 		if err != nil {
-			t.Fatalf("serverIdentity: %v", err)
+			t.Fatalf("ServerIdentity: %v", err)
 		}
 		return id
 	}
@@ -201,16 +206,15 @@ func TestServerIdentityNotAUUID(t *testing.T) {
 	if _, err := client.Put(context.Background(), "/registry/batch.jobs.dev/server-identity", "Not A UUID"); err != nil {
 		t.Fatal(err)
 	}
-	o := parseOptions(t, "--etcd-servers="+strings.Join(endpoints, ","))
 	// Retrying would run into this deadline.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err = o.serverIdentity(ctx)
+	_, err = ServerIdentity(ctx, nil, etcdStorage(endpoints, "/registry"))
 	if !errors.Is(err, errBadServerIdentity) || !strings.Contains(err.Error(), "delete the key") {
-		t.Errorf("serverIdentity error = %v, want one wrapping errBadServerIdentity that says to delete the key", err)
+		t.Errorf("ServerIdentity error = %v, want one wrapping errBadServerIdentity that says to delete the key", err)
 	}
 	if ctx.Err() != nil {
-		t.Errorf("serverIdentity retried a stored value that is not an identity until the deadline")
+		t.Errorf("ServerIdentity retried a stored value that is not an identity until the deadline")
 	}
 }
 
@@ -218,9 +222,10 @@ func TestServerIdentityNotAUUID(t *testing.T) {
 // storage's TLS files: a missing one fails the start with its name.
 func TestServerIdentityEtcdTLSFiles(t *testing.T) {
 	missing := t.TempDir() + "/missing-ca.crt"
-	o := parseOptions(t, "--etcd-servers=https://127.0.0.1:1", "--etcd-cafile="+missing)
-	_, err := o.serverIdentity(context.Background())
+	storage := etcdStorage([]string{"https://127.0.0.1:1"}, "/registry")
+	storage.Transport.TrustedCAFile = missing
+	_, err := ServerIdentity(context.Background(), nil, storage)
 	if err == nil || !strings.Contains(err.Error(), "missing-ca.crt") {
-		t.Errorf("serverIdentity error = %v, want one naming the missing CA file", err)
+		t.Errorf("ServerIdentity error = %v, want one naming the missing CA file", err)
 	}
 }

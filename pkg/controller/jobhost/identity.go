@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package jobhost
 
 import (
 	"context"
@@ -131,13 +131,13 @@ func newEtcdClient(member *embeddedetcd.Server, transportConfig storagebackend.T
 	return client, nil
 }
 
-// serverIdentity reads (creating it on first start) the identity of the
+// ServerIdentity reads (creating it on first start) the identity of the
 // server from its storage, retrying for up to identityTimeout while etcd
-// cannot be reached.
-func (o *Options) serverIdentity(ctx context.Context) (string, error) {
+// cannot be reached. It reaches etcd through member, the embedded etcd, when
+// set, else as storage does.
+func ServerIdentity(ctx context.Context, member *embeddedetcd.Server, storage storagebackend.Config) (string, error) {
 	logger := klog.FromContext(ctx)
-	storage := o.RecommendedOptions.Etcd.StorageConfig
-	client, err := newEtcdClient(o.InProcessEtcd, storage.Transport)
+	client, err := newEtcdClient(member, storage.Transport)
 	if err != nil {
 		return "", fmt.Errorf("reading the server identity: %w", err)
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package jobhost
 
 import (
 	"context"
@@ -22,12 +22,10 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -37,263 +35,37 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/util/flowcontrol"
-	componentbaseconfig "k8s.io/component-base/config"
-	componentbaseoptions "k8s.io/component-base/config/options"
 	"k8s.io/klog/v2"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	"github.com/batch-apiserver/batch-apiserver/pkg/apiserver"
 	jobcontroller "github.com/batch-apiserver/batch-apiserver/pkg/controller/job"
 	jobmetrics "github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
-	"github.com/batch-apiserver/batch-apiserver/pkg/controller/jobhost"
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/informers/externalversions"
+	"github.com/batch-apiserver/batch-apiserver/pkg/hostcluster"
 )
 
 const (
-	// JobControllerName is the name of the embedded Job controller in
-	// --controllers, as kube-controller-manager names its Job controller.
-	JobControllerName = "job"
-	// JobControllerLeasePrefix starts the default name of the Lease the
-	// replicas of one server elect the one running the Job controller
-	// with; the server identity ends it, so that two servers on one host
-	// cluster do not compete for one Lease.
-	JobControllerLeasePrefix = "batch-apiserver-job-controller-"
 	// JobControllerPostStartHook is the name of the post-start hook that
 	// starts the Job controller (it shows in /readyz and /livez as
 	// poststarthook/start-job-controller).
 	JobControllerPostStartHook = "start-job-controller"
 
-	// inClusterNamespaceFile holds the namespace of the Pod the server runs
-	// in, when it runs in a cluster with a ServiceAccount token mounted.
-	inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-	// podNamespaceEnv is set by the Deployment from the downward API.
-	podNamespaceEnv = "POD_NAMESPACE"
-
 	// informerResync is kube-controller-manager's default
 	// --min-resync-period.
 	informerResync = 12 * time.Hour
-	// defaultKubeAPIQPS and defaultKubeAPIBurst bound the controller's
-	// requests (Pods, Events, Job status). kube-controller-manager's
-	// defaults are 20 and 30, which cap a Job controller near 1 000 Pods a
-	// minute; KEP-2307 sets the bar of a Job controller at 100 QPS. The
-	// host is protected by its API Priority and Fairness rather than by a
-	// low client rate: our ServiceAccount is not in kube-system, so its
-	// requests fall in the host's "service-accounts" flow schema, at the
-	// workload-low priority level, below the system's own controllers.
-	defaultKubeAPIQPS   = 100
-	defaultKubeAPIBurst = 200
 )
 
-// ControllerOptions are the flags of the embedded controllers.
-type ControllerOptions struct {
-	// Controllers is --controllers, spelled as kube-controller-manager's:
-	// "*" enables every controller on by default, "job" enables the Job
-	// controller, "-job" disables it.
-	Controllers []string
-	// ConcurrentJobSyncs is the number of Jobs synced at the same time.
-	ConcurrentJobSyncs int32
-	// KubeAPIQPS and KubeAPIBurst are the rate of the controller's
-	// requests to the host (Pods, Events), as kube-controller-manager's
-	// bound every request of its job controller. Its Job status writes to
-	// our own API and the informers have budgets of their own at the same
-	// rate. A negative QPS turns the limits off.
-	KubeAPIQPS   float32
-	KubeAPIBurst int32
-	// KubeAPIContentType is the encoding of the controller's requests and
-	// of what it asks for, to the host and to our own API.
-	KubeAPIContentType string
-	// LeaderElection decides which replica runs the controller.
-	LeaderElection componentbaseconfig.LeaderElectionConfiguration
-}
-
-// NewControllerOptions returns the controller options with
-// kube-controller-manager's defaults.
-func NewControllerOptions() *ControllerOptions {
-	return &ControllerOptions{
-		Controllers:        []string{"*"},
-		ConcurrentJobSyncs: 5,
-		KubeAPIQPS:         defaultKubeAPIQPS,
-		KubeAPIBurst:       defaultKubeAPIBurst,
-		KubeAPIContentType: runtime.ContentTypeProtobuf,
-		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
-			LeaderElect:   true,
-			LeaseDuration: metav1.Duration{Duration: 15 * time.Second},
-			RenewDeadline: metav1.Duration{Duration: 10 * time.Second},
-			RetryPeriod:   metav1.Duration{Duration: 2 * time.Second},
-			ResourceLock:  resourcelock.LeasesResourceLock,
-			// Empty: named after the server identity (see leaseName).
-			ResourceName: "",
-			// Empty: the namespace the server runs in (see leaseNamespace).
-			ResourceNamespace: "",
-		},
-	}
-}
-
-// AddFlags adds --controllers, --concurrent-job-syncs and the leader
-// election flags to fs.
-func (c *ControllerOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&c.Controllers, "controllers", c.Controllers, fmt.Sprintf(
-		"A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named "+
-			"'foo', '-foo' disables the controller named 'foo'.\nAll controllers: %s\nDisabled-by-default controllers: ",
-		JobControllerName))
-	fs.Int32Var(&c.ConcurrentJobSyncs, "concurrent-job-syncs", c.ConcurrentJobSyncs,
-		"The number of job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but more CPU (and network) load")
-	fs.Float32Var(&c.KubeAPIQPS, "kube-api-qps", c.KubeAPIQPS,
-		"Requests per second the Job controller may send to the host cluster (Pods, Events); its Job status writes to this server "+
-			"have a budget of their own at the same rate. A negative value sends without limit. kube-controller-manager's default is 20.")
-	fs.Int32Var(&c.KubeAPIBurst, "kube-api-burst", c.KubeAPIBurst,
-		"Requests the Job controller may send at once above --kube-api-qps. kube-controller-manager's default is 30.")
-	fs.StringVar(&c.KubeAPIContentType, "kube-api-content-type", c.KubeAPIContentType,
-		"The encoding of the Job controller's requests, to the host cluster and to this server: "+
-			runtime.ContentTypeProtobuf+" (as kube-controller-manager) or "+runtime.ContentTypeJSON+".")
-	componentbaseoptions.BindLeaderElectionFlags(&c.LeaderElection, fs)
-	// The upstream text does not say where the Lease is when the namespace
-	// is not given.
-	if f := fs.Lookup("leader-elect-resource-namespace"); f != nil {
-		f.Usage += " Default: $" + podNamespaceEnv + ", else the namespace of the in-cluster ServiceAccount, else 'default'. The Lease is in the host cluster."
-	}
-	if f := fs.Lookup("leader-elect-resource-name"); f != nil {
-		f.Usage += " Default: " + JobControllerLeasePrefix + "<server identity>, the identity kept in the server's storage, " +
-			"so that every server on a host cluster has a Lease of its own and the replicas of one share it."
-	}
-}
-
-// Validate checks the controller flags.
-func (c *ControllerOptions) Validate() []error {
-	var errs []error
-	for _, name := range c.Controllers {
-		if name == "*" {
-			continue
-		}
-		if strings.TrimPrefix(name, "-") != JobControllerName {
-			errs = append(errs, fmt.Errorf("--controllers: %q is not in the list of known controllers", name))
-		}
-	}
-	if c.ConcurrentJobSyncs < 1 {
-		errs = append(errs, fmt.Errorf("--concurrent-job-syncs must be greater than 0, but got %d", c.ConcurrentJobSyncs))
-	}
-	if c.KubeAPIContentType != runtime.ContentTypeProtobuf && c.KubeAPIContentType != runtime.ContentTypeJSON {
-		errs = append(errs, fmt.Errorf("--kube-api-content-type: %q is not supported, only %q and %q",
-			c.KubeAPIContentType, runtime.ContentTypeProtobuf, runtime.ContentTypeJSON))
-	}
-	// client-go reads a QPS of 0 as its own default of 5.
-	if c.KubeAPIQPS == 0 {
-		errs = append(errs, errors.New("--kube-api-qps must not be 0 (a negative value turns the limit off)"))
-	}
-	if c.KubeAPIQPS > 0 && c.KubeAPIBurst < 1 {
-		errs = append(errs, fmt.Errorf("--kube-api-burst must be greater than 0, but got %d", c.KubeAPIBurst))
-	}
-	le := c.LeaderElection
-	if !le.LeaderElect {
-		return errs
-	}
-	if le.ResourceLock != resourcelock.LeasesResourceLock {
-		errs = append(errs, fmt.Errorf("--leader-elect-resource-lock: %q is not supported, only %q", le.ResourceLock, resourcelock.LeasesResourceLock))
-	}
-	// The same checks leaderelection.NewLeaderElector makes, reported at
-	// startup instead of when the controller would start.
-	if le.LeaseDuration.Duration <= le.RenewDeadline.Duration {
-		errs = append(errs, fmt.Errorf("--leader-elect-lease-duration (%v) must be greater than --leader-elect-renew-deadline (%v)",
-			le.LeaseDuration.Duration, le.RenewDeadline.Duration))
-	}
-	if le.RetryPeriod.Duration <= 0 {
-		errs = append(errs, fmt.Errorf("--leader-elect-retry-period (%v) must be greater than zero", le.RetryPeriod.Duration))
-	}
-	if le.RenewDeadline.Duration <= time.Duration(leaderelection.JitterFactor*float64(le.RetryPeriod.Duration)) {
-		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline (%v) must be greater than %v times --leader-elect-retry-period (%v)",
-			le.RenewDeadline.Duration, leaderelection.JitterFactor, le.RetryPeriod.Duration))
-	}
-	return errs
-}
-
-// JobControllerEnabled reports whether --controllers enables the Job
-// controller, with kube-controller-manager's rules: the first entry naming
-// the controller ("job" or "-job") decides; otherwise it is on when "*" is
-// in the list.
-func (c *ControllerOptions) JobControllerEnabled() bool {
-	star := false
-	for _, name := range c.Controllers {
-		switch name {
-		case JobControllerName:
-			return true
-		case "-" + JobControllerName:
-			return false
-		case "*":
-			star = true
-		}
-	}
-	return star
-}
-
-// jobControllerPlan is what the server does about the Job controller.
-type jobControllerPlan struct {
-	// Run is true when the controller runs.
-	Run bool
-	// Kubeconfig is the host cluster's kubeconfig; empty means the
-	// in-cluster config.
-	Kubeconfig string
-	// DeletePodsOfDeletedJobs is passed to the controller.
-	DeletePodsOfDeletedJobs bool
-	// WaitForLegacyLease makes the controller wait, before it campaigns
-	// for its default Lease, until no replica of a release from before
-	// the server identity holds the Lease they all used (aggregated mode:
-	// the replicas of a rolling update; see jobhost.WaitForLegacyLeaseRelease).
-	WaitForLegacyLease bool
-	// Identity is the server identity (Options.serverIdentity), set once
-	// it has been read: the controller's Pods carry it, and the default
-	// Lease is named after it.
-	Identity string
-	// Off is the one line printed at startup when the controller does not
-	// run: why, and how to change it.
-	Off string
-}
-
-// planJobController decides whether the Job controller runs. It needs a
-// cluster to run Pods in: in aggregated mode the host (the --kubeconfig
-// given, else the in-cluster config, the same the generic server already
-// requires for delegated authentication); in standalone mode only a cluster
-// named by --kubeconfig.
-func planJobController(standalone, enabled bool, kubeconfig string) jobControllerPlan {
-	switch {
-	case !enabled:
-		return jobControllerPlan{Off: "Job controller: off (--controllers disables job); Jobs are stored but not run. Pass --controllers=* to run them."}
-	case standalone && kubeconfig == "":
-		return jobControllerPlan{Off: "Job controller: off (no cluster to run Pods in); Jobs are stored but not run. Pass --kubeconfig <host cluster kubeconfig> to run them."}
-	}
-	return jobControllerPlan{
-		Run:        true,
-		Kubeconfig: kubeconfig,
-		// In standalone mode the host cluster's garbage collector cannot
-		// see our API, so it never deletes the Pods of a deleted Job.
-		DeletePodsOfDeletedJobs: standalone,
-		// A standalone server is one process on its data dir: no older
-		// replica of it can run beside it.
-		WaitForLegacyLease: !standalone,
-	}
-}
-
 // hostClientConfig returns the client configuration of the host cluster the
-// controller runs Pods in, loaded as the generic server's CoreAPI options
-// load it.
+// controller runs Pods in, at the controller's rate.
 func hostClientConfig(kubeconfig string, qps float32, burst int32) (*rest.Config, error) {
-	var cfg *rest.Config
-	if kubeconfig != "" {
-		loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-			&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, &clientcmd.ConfigOverrides{})
-		var err error
-		if cfg, err = loader.ClientConfig(); err != nil {
-			return nil, fmt.Errorf("loading host cluster kubeconfig %s: %w", kubeconfig, err)
-		}
-	} else {
-		var err error
-		if cfg, err = rest.InClusterConfig(); err != nil {
-			return nil, fmt.Errorf("loading in-cluster config of the host cluster: %w", err)
-		}
+	cfg, err := hostcluster.ClientConfig(kubeconfig)
+	if err != nil {
+		return nil, err
 	}
 	cfg.QPS, cfg.Burst = qps, int(burst)
 	return cfg, nil
@@ -338,21 +110,12 @@ type jobClients struct {
 }
 
 // leaseNamespace is the namespace of the leader-election Lease: the flag if
-// given, else POD_NAMESPACE, else the namespace of the in-cluster
-// ServiceAccount, else "default".
+// given, else the namespace the server runs in (hostcluster.Namespace).
 func leaseNamespace(flag string, getenv func(string) string, readFile func(string) ([]byte, error)) string {
 	if flag != "" {
 		return flag
 	}
-	if ns := getenv(podNamespaceEnv); ns != "" {
-		return ns
-	}
-	if data, err := readFile(inClusterNamespaceFile); err == nil {
-		if ns := strings.TrimSpace(string(data)); ns != "" {
-			return ns
-		}
-	}
-	return metav1.NamespaceDefault
+	return hostcluster.Namespace(getenv, readFile)
 }
 
 // leaseName is the name of the leader-election Lease: the one
@@ -394,7 +157,7 @@ func newJobInformerFactory(client versioned.Interface) externalversions.SharedIn
 // jobControllerRunner runs the Job controller of one server: under leader
 // election when it is on, a fresh controller and informers for each term.
 type jobControllerRunner struct {
-	opts       *ControllerOptions
+	opts       *Options
 	cfg        jobcontroller.Config
 	kubeClient kubernetes.Interface
 	// informerClient lists and watches the host's Pods, with a rate of
@@ -410,7 +173,7 @@ type jobControllerRunner struct {
 	// leaseName and leaseNamespace name the Lease, when lock is set.
 	leaseName, leaseNamespace string
 	// waitForLegacyLease is set when the Lease has its default name in
-	// aggregated mode (see jobControllerPlan.WaitForLegacyLease).
+	// aggregated mode (see Plan.WaitForLegacyLease).
 	waitForLegacyLease bool
 
 	// running is held while a controller runs, so that the controller of
@@ -424,7 +187,7 @@ type jobControllerRunner struct {
 
 // newJobControllerRunner builds the clients of the host cluster and the
 // leader-election lock. Errors here fail the server at startup.
-func newJobControllerRunner(opts *ControllerOptions, plan jobControllerPlan) (*jobControllerRunner, error) {
+func newJobControllerRunner(opts *Options, plan Plan) (*jobControllerRunner, error) {
 	hostConfig, err := hostClientConfig(plan.Kubeconfig, opts.KubeAPIQPS, opts.KubeAPIBurst)
 	if err != nil {
 		return nil, err
@@ -532,7 +295,7 @@ func (r *jobControllerRunner) run(ctx context.Context, jobClient jobClients) {
 	}
 	if r.waitForLegacyLease {
 		le := r.opts.LeaderElection
-		if err := jobhost.WaitForLegacyLeaseRelease(ctx, r.kubeClient, r.leaseNamespace, le.RetryPeriod.Duration, le.LeaseDuration.Duration, time.Now); err != nil {
+		if err := WaitForLegacyLeaseRelease(ctx, r.kubeClient, r.leaseNamespace, le.RetryPeriod.Duration, le.LeaseDuration.Duration, time.Now); err != nil {
 			// Only when the server stops.
 			logger.Info("Job controller not started", "err", err)
 			return
@@ -604,7 +367,7 @@ func (r *jobControllerRunner) runController(ctx context.Context, jobClient jobCl
 
 	// Pods an older release created for this server's Jobs get the label
 	// first, so that the informer sees them.
-	if n, err := jobhost.ClaimUnlabelledPods(ctx, r.kubeClient, jobClient.read, r.cfg.Identity); err != nil {
+	if n, err := ClaimUnlabelledPods(ctx, r.kubeClient, jobClient.read, r.cfg.Identity); err != nil {
 		logger.Error(err, "Some Pods created before the server identity are not labelled with it; the Job controller does not see them", "labelled", n)
 	} else if n > 0 {
 		logger.Info("Labelled the Pods created before the server identity", "pods", n, "identity", r.cfg.Identity)
@@ -645,11 +408,11 @@ func (r *jobControllerRunner) runController(ctx context.Context, jobClient jobCl
 	logger.Info("Stopped the Job controller")
 }
 
-// startJobController decides about the Job controller and, when it runs,
+// Start decides about the Job controller and, when it runs,
 // registers its post-start hook on s. It prints the one line about a
 // controller that does not run to out (or logs it when out is nil). The
 // returned function waits for the controller to stop after the server has.
-func startJobController(ctx context.Context, s *genericapiserver.GenericAPIServer, opts *ControllerOptions, plan jobControllerPlan, out func(string)) (wait func(), err error) {
+func Start(ctx context.Context, s *genericapiserver.GenericAPIServer, opts *Options, plan Plan, out func(string)) (wait func(), err error) {
 	if !plan.Run {
 		out(plan.Off)
 		return func() {}, nil

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package certs
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/healthz"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -41,7 +42,7 @@ const (
 	clientCALoadTimeout = 10 * time.Second
 )
 
-// loadDelegatedClientCA gives delegated authentication a client CA that is
+// LoadDelegatedClientCA gives delegated authentication a client CA that is
 // loaded before the server serves, and returns a readyz check that fails
 // while it holds no CA.
 //
@@ -52,12 +53,11 @@ const (
 // on a fresh replica under load). The request-header CA, by contrast, is
 // read once before serving; this does the same for the client CA.
 //
-// It does nothing when a client CA is given by flag, in-cluster lookup is
-// off, or there is no cluster to read it from: the generic options handle
-// those as before.
-func (o *Options) loadDelegatedClientCA() (healthz.HealthChecker, error) {
-	a := o.RecommendedOptions.Authentication
-	if o.Standalone() || a == nil || a.SkipInClusterLookup || a.ClientCert.ClientCA != "" || a.ClientCert.CAContentProvider != nil {
+// It does nothing when there is no delegated authentication (a is nil), a
+// client CA is given by flag, in-cluster lookup is off, or there is no
+// cluster to read it from: the generic options handle those as before.
+func LoadDelegatedClientCA(a *genericoptions.DelegatingAuthenticationOptions) (healthz.HealthChecker, error) {
+	if a == nil || a.SkipInClusterLookup || a.ClientCert.ClientCA != "" || a.ClientCert.CAContentProvider != nil {
 		return nil, nil
 	}
 	cfg, err := delegatedAuthenticationConfig(a.RemoteKubeConfigFile, a.RemoteKubeConfigFileOptional)

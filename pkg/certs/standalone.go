@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package certs
 
 import (
 	"crypto/x509"
@@ -27,8 +27,6 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
-	"github.com/batch-apiserver/batch-apiserver/pkg/certs"
 )
 
 const (
@@ -123,30 +121,30 @@ func ensureStandaloneCerts(dataDir string, serviceNames []string, now time.Time)
 		AdminKeyFile:     filepath.Join(dir, "admin.key"),
 	}
 
-	clientCA, err := certs.FilePair{CertFile: c.CAFile, KeyFile: c.CAKeyFile}.
+	clientCA, err := FilePair{CertFile: c.CAFile, KeyFile: c.CAKeyFile}.
 		EnsureCA("batch-apiserver-client-ca", now, standaloneRenewBefore)
 	if err != nil {
 		return nil, err
 	}
-	servingCA, err := certs.FilePair{CertFile: c.ServingCAFile, KeyFile: c.ServingCAKeyFile}.
+	servingCA, err := FilePair{CertFile: c.ServingCAFile, KeyFile: c.ServingCAKeyFile}.
 		EnsureCA("batch-apiserver-serving-ca", now, standaloneRenewBefore)
 	if err != nil {
 		return nil, err
 	}
 
-	serving := certs.ServingSpec("batch-apiserver", append([]string{"localhost", "127.0.0.1", "::1"}, serviceNames...)...)
-	err = certs.FilePair{CertFile: c.ServingCertFile, KeyFile: c.ServingKeyFile}.
+	serving := ServingSpec("batch-apiserver", append([]string{"localhost", "127.0.0.1", "::1"}, serviceNames...)...)
+	err = FilePair{CertFile: c.ServingCertFile, KeyFile: c.ServingKeyFile}.
 		EnsureLeaf(servingCA, serving, now, standaloneLeafValidity, standaloneRenewBefore)
 	if err != nil {
 		return nil, err
 	}
 
-	admin := certs.LeafSpec{
+	admin := LeafSpec{
 		CommonName:   StandaloneAdminUser,
 		Organization: []string{StandaloneAdminGroup},
 		Usage:        x509.ExtKeyUsageClientAuth,
 	}
-	err = certs.FilePair{CertFile: c.AdminCertFile, KeyFile: c.AdminKeyFile}.
+	err = FilePair{CertFile: c.AdminCertFile, KeyFile: c.AdminKeyFile}.
 		EnsureLeaf(clientCA, admin, now, standaloneLeafValidity, standaloneRenewBefore)
 	if err != nil {
 		return nil, err
@@ -208,5 +206,5 @@ func WriteAdminKubeconfig(path, serverURL string, c *StandaloneCerts) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
 	}
-	return certs.WriteFile(path, data, 0o600)
+	return WriteFile(path, data, 0o600)
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package certs
 
 import (
 	"bytes"
@@ -36,11 +36,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
-
-	"github.com/batch-apiserver/batch-apiserver/pkg/certs"
 )
-
-var servingTestNow = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // servingHost is a fake host cluster: the Secret's namespace and the two
 // APIServices, registered without caBundle as artifacts/deploy does.
@@ -64,22 +60,31 @@ func newServingHost(t *testing.T, objects ...runtime.Object) *servingHost {
 	return &servingHost{
 		client:  fake.NewClientset(objects...),
 		dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), apiServices...),
-		clock:   clocktesting.NewFakeClock(servingTestNow),
+		clock:   clocktesting.NewFakeClock(testNow),
 	}
 }
 
-// replica is one server's syncer against the host.
-func (h *servingHost) replica(t *testing.T) *servingSecretSyncer {
+// replica is one server's syncer of the serving Secret against the host,
+// configured as --serving-secret=batch-system/batch-apiserver-serving
+// configures it (see pkg/cmd/server), with lifetimes of hours.
+func (h *servingHost) replica(t *testing.T) *SecretSyncer {
 	t.Helper()
-	o := NewServingSecretOptions()
-	o.CALifetime, o.CertLifetime, o.TrustGrace = 30*time.Hour, 9*time.Hour, time.Hour
-	return &servingSecretSyncer{
-		secrets:         h.client,
-		apiServices:     h.dynamic,
-		config:          o.config("batch-system", "batch-apiserver-serving"),
-		apiServiceNames: o.APIServices,
-		file:            filepath.Join(t.TempDir(), servingSecretFileName),
-		clock:           h.clock,
+	return &SecretSyncer{
+		secrets:     h.client,
+		apiServices: h.dynamic,
+		config: SecretSyncerConfig{
+			Secret: ServingSecretConfig{
+				Namespace:  "batch-system",
+				Name:       "batch-apiserver-serving",
+				CommonName: "batch-apiserver",
+				DNSNames:   []string{"batch-apiserver.batch-system.svc", "batch-apiserver.batch-system.svc.cluster.local"},
+				CALifetime: 30 * time.Hour, CertLifetime: 9 * time.Hour, TrustGrace: time.Hour,
+				Labels: map[string]string{"app": "batch-apiserver"},
+			},
+			APIServices: []string{"v1.batch.jobs.dev", "v1beta1.batch.jobs.dev"},
+			File:        filepath.Join(t.TempDir(), "serving-secret.pem"),
+		},
+		clock: h.clock,
 	}
 }
 
@@ -106,18 +111,18 @@ func (h *servingHost) caBundles(t *testing.T) map[string]string {
 	return out
 }
 
-func mustSync(t *testing.T, r *servingSecretSyncer) {
+func mustSync(t *testing.T, r *SecretSyncer) {
 	t.Helper()
-	if err := r.sync(context.Background()); err != nil {
+	if err := r.Sync(context.Background()); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
 }
 
 // servedCert is the certificate in the replica's served file, as the
 // dynamic provider loads it.
-func servedCert(t *testing.T, r *servingSecretSyncer) *x509.Certificate {
+func servedCert(t *testing.T, r *SecretSyncer) *x509.Certificate {
 	t.Helper()
-	data, err := os.ReadFile(r.file)
+	data, err := os.ReadFile(r.config.File)
 	if err != nil {
 		t.Fatalf("reading the served file: %v", err)
 	}
@@ -157,21 +162,21 @@ func TestServingSecretFirstReplicaCreates(t *testing.T) {
 	mustSync(t, r)
 
 	s := h.secret(t)
-	if !certs.SelfManaged(s) {
+	if !SelfManaged(s) {
 		t.Fatalf("the created Secret is not self-managed")
 	}
 	want := map[string]string{
-		"v1.batch.jobs.dev":      string(s.Data[certs.SecretCABundleKey]),
-		"v1beta1.batch.jobs.dev": string(s.Data[certs.SecretCABundleKey]),
+		"v1.batch.jobs.dev":      string(s.Data[SecretCABundleKey]),
+		"v1beta1.batch.jobs.dev": string(s.Data[SecretCABundleKey]),
 	}
 	if diff := cmp.Diff(want, h.caBundles(t)); diff != "" {
 		t.Errorf("caBundles (-want +got):\n%s", diff)
 	}
 	served := servedCert(t, r)
-	if !bytes.Equal(served.Raw, mustParse(t, s.Data[certs.SecretCertKey]).Raw) {
+	if !bytes.Equal(served.Raw, mustParse(t, s.Data[SecretCertKey]).Raw) {
 		t.Errorf("the replica does not serve the Secret's certificate")
 	}
-	if !verifiesFor(served, want["v1.batch.jobs.dev"], servingTestNow) {
+	if !verifiesFor(served, want["v1.batch.jobs.dev"], testNow) {
 		t.Errorf("the served certificate does not verify for batch-apiserver.batch-system.svc against the caBundle")
 	}
 
@@ -216,11 +221,11 @@ func TestServingSecretSecondReplicaReads(t *testing.T) {
 
 func TestServingSecretOperatorSecretUntouched(t *testing.T) {
 	// A kubernetes.io/tls Secret of the operator, with a CA of theirs.
-	ca, err := certs.NewCA("operator-ca", servingTestNow, 24*time.Hour)
+	ca, err := NewCA("operator-ca", testNow, 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf, err := certs.NewLeaf(ca, certs.ServingSpec("x", "batch-apiserver.batch-system.svc"), servingTestNow, time.Hour)
+	leaf, err := NewLeaf(ca, ServingSpec("x", "batch-apiserver.batch-system.svc"), testNow, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +238,7 @@ func TestServingSecretOperatorSecretUntouched(t *testing.T) {
 	r := h.replica(t)
 	before := h.caBundles(t)
 	// Even with the certificate about to expire, nothing is renewed.
-	h.clock.SetTime(servingTestNow.Add(59 * time.Minute))
+	h.clock.SetTime(testNow.Add(59 * time.Minute))
 	mustSync(t, r)
 
 	if diff := cmp.Diff(operator, h.secret(t)); diff != "" {
@@ -261,7 +266,7 @@ func TestServingSecretRenewal(t *testing.T) {
 	before := servedCert(t, r)
 	bundles := h.caBundles(t)
 
-	h.clock.SetTime(servingTestNow.Add(6*time.Hour + time.Minute))
+	h.clock.SetTime(testNow.Add(6*time.Hour + time.Minute))
 	mustSync(t, r)
 	after := servedCert(t, r)
 	if after.Equal(before) {
@@ -294,18 +299,18 @@ func TestServingSecretCARotation(t *testing.T) {
 		h.clock.Step(30 * time.Minute)
 		now := h.clock.Now()
 		refuse = step%7 < 5
-		for _, r := range []*servingSecretSyncer{a, b} {
-			if err := r.sync(context.Background()); err != nil && !refuse {
+		for _, r := range []*SecretSyncer{a, b} {
+			if err := r.Sync(context.Background()); err != nil && !refuse {
 				t.Fatalf("sync: %v", err)
 			}
 			for name, bundle := range h.caBundles(t) {
-				for rn, other := range map[string]*servingSecretSyncer{"a": a, "b": b} {
+				for rn, other := range map[string]*SecretSyncer{"a": a, "b": b} {
 					if !verifiesFor(servedCert(t, other), bundle, now) {
 						t.Fatalf("%v: replica %s serves a certificate of %s that APIService %s does not trust",
 							now, rn, servedCert(t, other).Issuer.CommonName, name)
 					}
 				}
-				if cas, _ := certs.ParseCertificates([]byte(bundle)); len(cas) >= 2 {
+				if cas, _ := ParseCertificates([]byte(bundle)); len(cas) >= 2 {
 					sawTwo = true
 				}
 			}
@@ -330,8 +335,8 @@ func TestServingSecretStaleReplicaDoesNotRegress(t *testing.T) {
 
 	// A later bundle of the same Secret is already in the APIServices.
 	later := old.DeepCopy()
-	later.Annotations[certs.AnnotationCABundleRevision] = "7"
-	later.Data[certs.SecretCABundleKey] = append(append([]byte{}, old.Data[certs.SecretCABundleKey]...), old.Data[certs.SecretCABundleKey]...)
+	later.Annotations[AnnotationCABundleRevision] = "7"
+	later.Data[SecretCABundleKey] = append(append([]byte{}, old.Data[SecretCABundleKey]...), old.Data[SecretCABundleKey]...)
 	if err := r.publish(context.Background(), later); err != nil {
 		t.Fatal(err)
 	}
@@ -345,34 +350,72 @@ func TestServingSecretStaleReplicaDoesNotRegress(t *testing.T) {
 	}
 }
 
-func TestServingSecretOptionsValidate(t *testing.T) {
-	cases := map[string]struct {
-		secret  string
-		wantErr bool
-	}{
-		"off":                {secret: ""},
-		"namespace and name": {secret: "batch-system/batch-apiserver-serving"},
-		"name alone":         {secret: "batch-apiserver-serving"},
-		"empty name":         {secret: "batch-system/", wantErr: true},
-		"three parts":        {secret: "a/b/c", wantErr: true},
-		"bad namespace":      {secret: "Batch_System/x", wantErr: true},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			o := NewServingSecretOptions()
-			o.Secret = tc.secret
-			if errs := o.Validate(); (len(errs) > 0) != tc.wantErr {
-				t.Errorf("Validate() = %v, want errors: %v", errs, tc.wantErr)
-			}
-		})
-	}
-}
-
 func mustParse(t *testing.T, pemData []byte) *x509.Certificate {
 	t.Helper()
-	cs, err := certs.ParseCertificates(pemData)
+	cs, err := ParseCertificates(pemData)
 	if err != nil || len(cs) == 0 {
 		t.Fatalf("parsing certificate: %v", err)
 	}
 	return cs[0]
+}
+
+// TestEtcdSecretSyncer checks what the server connects to etcd with: the
+// CA file holds the Secret's ca.crt, the certificate verifies against it
+// as a client certificate and as the members' serving certificate, and
+// /livez fails once a CA appears that the process did not load at start.
+func TestEtcdSecretSyncer(t *testing.T) {
+	h := newServingHost(t)
+	dir := t.TempDir()
+	// As --etcd-secret=batch-system/batch-apiserver-etcd with
+	// --etcd-servers=https://etcd-0.etcd.batch-system.svc:2379 configures
+	// it (see pkg/cmd/server), with lifetimes of hours.
+	r := &SecretSyncer{
+		secrets:     h.client,
+		apiServices: h.dynamic,
+		config: SecretSyncerConfig{
+			Secret: ServingSecretConfig{
+				Namespace:  "batch-system",
+				Name:       "batch-apiserver-etcd",
+				CommonName: "batch-apiserver-etcd",
+				DNSNames:   []string{"127.0.0.1", "::1", "etcd-0.etcd.batch-system.svc", "localhost"},
+				CALifetime: 30 * time.Hour, CertLifetime: 9 * time.Hour, TrustGrace: time.Hour,
+				Labels:     map[string]string{"app": "batch-apiserver"},
+				ClientAuth: true,
+			},
+			File:   filepath.Join(dir, "etcd-client.pem"),
+			CAFile: filepath.Join(dir, "etcd-ca.crt"),
+		},
+		clock: h.clock,
+	}
+	mustSync(t, r)
+	live := NewEtcdCALiveness(r)
+
+	caPEM, err := os.ReadFile(r.config.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("%s holds no CA", r.config.CAFile)
+	}
+	cert := servedCert(t, r)
+	for _, usage := range []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth} {
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: h.clock.Now(), DNSName: "etcd-0.etcd.batch-system.svc", KeyUsages: []x509.ExtKeyUsage{usage}}); err != nil {
+			t.Errorf("the etcd certificate does not verify for usage %v: %v", usage, err)
+		}
+	}
+	if err := live.Check(nil); err != nil {
+		t.Errorf("/livez etcd-ca fails with the CA loaded at start: %v", err)
+	}
+	// No APIService trusts the etcd CA: no patch, ever.
+	if n := countActions(&h.dynamic.Fake, "patch", "apiservices"); n != 0 {
+		t.Errorf("%d APIService patches for the etcd Secret", n)
+	}
+
+	// A third of the CA's life left: a next CA joins ca.crt.
+	h.clock.SetTime(testNow.Add(21 * time.Hour))
+	mustSync(t, r)
+	if err := live.Check(nil); err == nil {
+		t.Errorf("/livez etcd-ca passes though ca.crt holds a CA the process has not loaded")
+	}
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package jobhost_test
 
 import (
 	"context"
@@ -40,7 +40,10 @@ import (
 
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/apiserver"
-	jobcontroller "github.com/batch-apiserver/batch-apiserver/pkg/controller/job"
+	"github.com/batch-apiserver/batch-apiserver/pkg/certs"
+	"github.com/batch-apiserver/batch-apiserver/pkg/cmd/server"
+	"github.com/batch-apiserver/batch-apiserver/pkg/cmd/server/servertest"
+	"github.com/batch-apiserver/batch-apiserver/pkg/controller/jobhost"
 	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd/etcdtest"
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
 )
@@ -50,7 +53,8 @@ import (
 const testBound = 10 * time.Second
 
 // TestJobControllerInProcess starts the server's real handler chain (with
-// etcd) and the Job controller through addPostStartHook, with a fake host
+// etcd), as pkg/cmd/server builds it, and the Job controller through its
+// post-start hook (addPostStartHook), with a fake host
 // cluster: a Job created over the network gets its Pods from the
 // controller, which learnt of the Job from its in-process informer, and the
 // status the controller writes in process is the one stored. A request
@@ -62,7 +66,7 @@ func TestJobControllerInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("listening: %v", err)
 	}
-	o := NewOptions(nil)
+	o := server.NewOptions(nil)
 	o.DataDir = t.TempDir()
 	o.Listener = ln
 	if err := o.Complete(); err != nil {
@@ -72,21 +76,21 @@ func TestJobControllerInProcess(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatalf("validating options: %v", err)
 	}
-	config, certs, err := o.Config()
+	config, pki, err := o.Config()
 	if err != nil {
 		t.Fatalf("building the server config: %v", err)
 	}
 	// The test's own client is the admin of the network endpoint, as Run
 	// makes it.
 	serverURL := "https://" + ln.Addr().String()
-	if err := WriteAdminKubeconfig(filepath.Join(o.DataDir, KubeconfigFileName), serverURL, certs); err != nil {
+	if err := certs.WriteAdminKubeconfig(filepath.Join(o.DataDir, server.KubeconfigFileName), serverURL, pki); err != nil {
 		t.Fatalf("writing the admin kubeconfig: %v", err)
 	}
-	server, err := config.Complete().New()
+	built, err := config.Complete().New()
 	if err != nil {
 		t.Fatalf("building the server: %v", err)
 	}
-	s := server.GenericAPIServer
+	s := built.GenericAPIServer
 
 	host := k8sfake.NewClientset()
 	// The fake host does not make names from generateName; each Pod of
@@ -99,16 +103,8 @@ func TestJobControllerInProcess(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	opts := NewControllerOptions()
-	opts.LeaderElection.LeaderElect = false
-	r := &jobControllerRunner{
-		opts:           opts,
-		cfg:            jobcontroller.Config{Identity: "in-process-test"},
-		kubeClient:     host,
-		informerClient: host,
-		done:           make(chan struct{}),
-	}
-	if err := r.addPostStartHook(s); err != nil {
+	waitForController, err := jobhost.AddPostStartHookWithHost(s, host, "in-process-test")
+	if err != nil {
 		t.Fatalf("adding the controller's hook: %v", err)
 	}
 	loopback := make(chan *rest.Config, 1)
@@ -132,10 +128,10 @@ func TestJobControllerInProcess(t *testing.T) {
 		case <-time.After(time.Minute):
 			t.Errorf("the server did not stop within a minute")
 		}
-		r.wait()
+		waitForController()
 	})
 
-	client := waitForReadyClient(t, o.DataDir, stopped)
+	client := servertest.ReadyClient(t, filepath.Join(o.DataDir, server.KubeconfigFileName), stopped)
 	var loopbackConfig *rest.Config
 	select {
 	case loopbackConfig = <-loopback:

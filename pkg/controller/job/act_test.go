@@ -34,6 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/decide"
 )
@@ -72,12 +73,10 @@ func TestSyncJob(t *testing.T) {
 			wantEvents: []string{"Normal SuccessfulCreate Created pod: j-1", "Normal SuccessfulCreate Created pod: j-2"},
 		},
 		"running pods need no write": {
-			job: started(makeJob("j")).Status(batchv1.JobStatus{
-				StartTime: hourAgo, Active: 1, Ready: ptr.To[int32](1), Terminating: ptr.To[int32](0),
-				UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{},
-			}).Obj(),
+			job: started(makeJob("j")).Status(batchtesting.MakeStatus().
+				StartTime(hourAgo.Time).Active(1).Ready(1).Terminating(0).Uncounted(nil, nil)).Obj(),
 			pods: func(j *batchv1.Job) []*corev1.Pod {
-				return []*corev1.Pod{makePod("a", j).Phase(corev1.PodRunning).Ready().Obj()}
+				return []*corev1.Pod{makePod("a", j).Phase(corev1.PodRunning).Condition(readyCondition).Obj()}
 			},
 		},
 		"a success is recorded uncounted, its finalizer goes, then it is counted and the job completes": {
@@ -128,7 +127,7 @@ func TestSyncJob(t *testing.T) {
 		"suspending removes the finalizers, deletes the pods and sets Suspended": {
 			job: started(makeJob("j").Suspend(true)).Obj(),
 			pods: func(j *batchv1.Job) []*corev1.Pod {
-				return []*corev1.Pod{makePod("a", j).Phase(corev1.PodRunning).Ready().Obj()}
+				return []*corev1.Pod{makePod("a", j).Phase(corev1.PodRunning).Condition(readyCondition).Obj()}
 			},
 			wantWrites: []batchv1.JobStatus{{
 				Ready: ptr.To[int32](0), Terminating: ptr.To[int32](1),
@@ -141,7 +140,7 @@ func TestSyncJob(t *testing.T) {
 		"suspending a pod the host no longer has: deleted, still ready until the cache catches up": {
 			job: started(makeJob("j").Suspend(true)).Obj(),
 			pods: func(j *batchv1.Job) []*corev1.Pod {
-				return []*corev1.Pod{makePod("a", j).Phase(corev1.PodRunning).Ready().Obj()}
+				return []*corev1.Pod{makePod("a", j).Phase(corev1.PodRunning).Condition(readyCondition).Obj()}
 			},
 			goneFromHost: true,
 			wantWrites: []batchv1.JobStatus{{

@@ -63,6 +63,17 @@ func TestWriteBudgetForEach(t *testing.T) {
 			if tc.spendAt < 0 {
 				clk.Step(SyncPodWriteBudget)
 			}
+			// The first calls meet at a barrier: none goes on until as many
+			// run at once as the bound allows (or as the case runs, if
+			// fewer), so the bound is reached on every run, whatever the
+			// scheduler does (a bound below that would hang here until go
+			// test's timeout).
+			fullAt := min(podWriteConcurrency, tc.wantRan)
+			if tc.spendAt > 0 {
+				fullAt = min(podWriteConcurrency, tc.spendAt)
+			}
+			full := make(chan struct{})
+			var closeFull sync.Once
 			var (
 				mu                 sync.Mutex
 				running, most, did int
@@ -73,9 +84,13 @@ func TestWriteBudgetForEach(t *testing.T) {
 				running++
 				most = max(most, running)
 				called = append(called, i)
+				if running == fullAt {
+					closeFull.Do(func() { close(full) })
+				}
 				mu.Unlock()
-				// Let the others pile up, if the bound let them.
-				time.Sleep(time.Millisecond)
+				if i < fullAt {
+					<-full
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				running--

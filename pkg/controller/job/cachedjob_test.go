@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/decide"
 )
@@ -52,7 +53,7 @@ func TestTrimForCache(t *testing.T) {
 	failing := makeJob("failing").Condition(cond(batchv1.JobFailureTarget, batch.JobReasonBackoffLimitExceeded, "")).Obj()
 	ours := makeJob("ours").ManagedBy(batch.JobControllerName).Obj()
 	complete := makeJob("complete").Indexed(3).TTLSecondsAfterFinished(60).
-		Status(batchv1.JobStatus{Succeeded: 3, CompletedIndexes: "0-2", CompletionTime: &finishedAt}).
+		Status(batchtesting.MakeStatus().Succeeded(3).CompletedIndexes("0-2").CompletionTime(finishedAt.Time)).
 		Condition(cond(batchv1.JobSuccessCriteriaMet, batch.JobReasonCompletionsReached, "")).
 		Condition(cond(batchv1.JobComplete, batch.JobReasonCompletionsReached, "done")).Obj()
 	failed := makeJob("failed").

@@ -26,6 +26,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/metrics/testutil"
@@ -137,7 +138,7 @@ func TestExternallyManagedEventName(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			job := makeJob(tc.name).UID(tc.uid).Obj()
+			job := makeJob(tc.name).UID(types.UID(tc.uid)).Generated().Obj()
 			got := externallyManagedEventName(job)
 			if got != tc.want {
 				t.Errorf("name = %q, want %q", got, tc.want)

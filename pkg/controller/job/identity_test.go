@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
@@ -42,7 +43,7 @@ func TestTwoServersOnOneHost(t *testing.T) {
 		servers[id] = newFixture(t, fixtureOptions{kube: kube, cfg: Config{Identity: id, DeletePodsOfDeletedJobs: true}})
 	}
 	for id, f := range servers {
-		job := started(makeJob("j").UID(jobs[id])).Obj()
+		job := started(makeJob("j").UID(types.UID(jobs[id])).Generated()).Obj()
 		f.addJobs(t, job)
 		if err := f.syncJob(t, job); err != nil {
 			t.Fatalf("%s: first sync: %v", id, err)

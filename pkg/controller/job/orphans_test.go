@@ -146,7 +146,7 @@ func TestSyncOrphansBySelector(t *testing.T) {
 func TestSweepOrphans(t *testing.T) {
 	job := makeJob("j").Obj()
 	gone := makeJob("gone").Obj()
-	replaced := makeJob("j").UID("old-uid").Obj()
+	replaced := makeJob("j").UID("old-uid").Generated().Obj()
 	pods := []*corev1.Pod{
 		makePod("running", job).Obj(),
 		makePod("of-gone", gone).Obj(),
@@ -282,7 +282,7 @@ func TestClaimPods(t *testing.T) {
 		},
 		"the live job is another with the same name: no adoption": {
 			pods:     []*corev1.Pod{makePod("a", job).Orphan().Obj()},
-			live:     makeJob("j").UID("other-uid").Obj(),
+			live:     makeJob("j").UID("other-uid").Generated().Obj(),
 			wantGets: 1,
 		},
 		"orphans of another server, another namespace, or going: not candidates": {

@@ -131,7 +131,7 @@ func TestPodEvents(t *testing.T) {
 			want:  with(untouched, func(r *watchResult) { r.Orphans = orphanA }),
 		},
 		"add: a pod of a job with another UID is an orphan": {
-			jobs:  []*batchv1.Job{makeJob("j").UID("new-uid").Obj()},
+			jobs:  []*batchv1.Job{makeJob("j").UID("new-uid").Generated().Obj()},
 			event: func(f *fixture) { f.onPodAdd(f.logger(), makePod("a", job).Obj()) },
 			want:  with(untouched, func(r *watchResult) { r.Orphans = orphanA }),
 		},

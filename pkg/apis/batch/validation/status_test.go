@@ -24,19 +24,23 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
 func TestValidateJobUpdateStatus(t *testing.T) {
 	const (
-		complete      = batch.JobComplete
-		failed        = batch.JobFailed
-		failureTarget = batch.JobFailureTarget
-		scm           = batch.JobSuccessCriteriaMet
-		suspended     = batch.JobSuspended
+		complete      = batchv1.JobComplete
+		failed        = batchv1.JobFailed
+		failureTarget = batchv1.JobFailureTarget
+		scm           = batchv1.JobSuccessCriteriaMet
+		suspended     = batchv1.JobSuspended
 	)
-	running := func() *jobBuilder { return makeJob("j").StartTime(t0).Active(1) }
-	indexed := func() *jobBuilder { return makeJob("j").Indexed(6).StartTime(t0) }
-	perIndex := func() *jobBuilder { return makeJob("j").Indexed(6).BackoffLimitPerIndex(1).StartTime(t0) }
+	running := func() *batchtesting.JobBuilder { return makeJob("j").StartTime(t0.Time).Active(1) }
+	indexed := func() *batchtesting.JobBuilder { return makeJob("j").Indexed(6).StartTime(t0.Time) }
+	perIndex := func() *batchtesting.JobBuilder {
+		return makeJob("j").Indexed(6).BackoffLimitPerIndex(1).StartTime(t0.Time)
+	}
 	all := AllStatusRules()
 
 	cases := map[string]struct {
@@ -45,108 +49,108 @@ func TestValidateJobUpdateStatus(t *testing.T) {
 		want     field.ErrorList
 	}{
 		// Always-on rules.
-		"progress":                  {old: running().Obj(), job: running().Active(2).Ready(1).Terminating(0).Succeeded(1).Failed(1).Obj(), opts: all},
-		"negative active":           {old: running().Obj(), job: running().Active(-1).Obj(), want: errs(invalid, "status.active")},
-		"negative succeeded":        {old: running().Obj(), job: running().Succeeded(-1).Obj(), want: errs(invalid, "status.succeeded")},
-		"negative failed":           {old: running().Obj(), job: running().Failed(-1).Obj(), want: errs(invalid, "status.failed")},
-		"negative ready":            {old: running().Obj(), job: running().Ready(-1).Obj(), want: errs(invalid, "status.ready")},
-		"negative terminating":      {old: running().Obj(), job: running().Terminating(-1).Obj(), want: errs(invalid, "status.terminating")},
-		"uncounted pod UID empty":   {old: running().Obj(), job: running().Uncounted([]types.UID{""}, nil).Obj(), want: errs(invalid, "status.uncountedTerminatedPods.succeeded[0]")},
-		"uncounted pod UID twice":   {old: running().Obj(), job: running().Uncounted([]types.UID{"a"}, []types.UID{"b", "a"}).Obj(), want: errs(duplicate, "status.uncountedTerminatedPods.failed[1]")},
-		"uncounted pod UIDs unique": {old: running().Obj(), job: running().Uncounted([]types.UID{"a"}, []types.UID{"b"}).Obj()},
-		"metadata name changes":     {old: running().Obj(), job: running().Do(func(j *batch.Job) { j.Name = "k" }).Obj(), want: errs(invalid, "metadata.name")},
-		"SuccessCriteriaMet with Failed": {old: indexed().Obj(), job: indexed().Conditions(failureTarget, scm, failed).Obj(),
+		"progress":                  {old: running().Internal(), job: running().Active(2).Ready(1).Terminating(0).Succeeded(1).Failed(1).Internal(), opts: all},
+		"negative active":           {old: running().Internal(), job: running().Active(-1).Internal(), want: errs(invalid, "status.active")},
+		"negative succeeded":        {old: running().Internal(), job: running().Succeeded(-1).Internal(), want: errs(invalid, "status.succeeded")},
+		"negative failed":           {old: running().Internal(), job: running().Failed(-1).Internal(), want: errs(invalid, "status.failed")},
+		"negative ready":            {old: running().Internal(), job: running().Ready(-1).Internal(), want: errs(invalid, "status.ready")},
+		"negative terminating":      {old: running().Internal(), job: running().Terminating(-1).Internal(), want: errs(invalid, "status.terminating")},
+		"uncounted pod UID empty":   {old: running().Internal(), job: running().Uncounted([]types.UID{""}, nil).Internal(), want: errs(invalid, "status.uncountedTerminatedPods.succeeded[0]")},
+		"uncounted pod UID twice":   {old: running().Internal(), job: running().Uncounted([]types.UID{"a"}, []types.UID{"b", "a"}).Internal(), want: errs(duplicate, "status.uncountedTerminatedPods.failed[1]")},
+		"uncounted pod UIDs unique": {old: running().Internal(), job: running().Uncounted([]types.UID{"a"}, []types.UID{"b"}).Internal()},
+		"metadata name changes":     {old: running().Internal(), job: running().Do(func(j *batchv1.Job) { j.Name = "k" }).Internal(), want: errs(invalid, "metadata.name")},
+		"SuccessCriteriaMet with Failed": {old: indexed().Internal(), job: indexed().Conditions(failureTarget, scm, failed).Internal(),
 			want: errs(invalid, "status.conditions", invalid, "status.conditions")},
-		"SuccessCriteriaMet with FailureTarget": {old: indexed().Obj(), job: indexed().Conditions(failureTarget, scm).Obj(),
+		"SuccessCriteriaMet with FailureTarget": {old: indexed().Internal(), job: indexed().Conditions(failureTarget, scm).Internal(),
 			want: errs(invalid, "status.conditions")},
-		"Complete without SuccessCriteriaMet under a successPolicy": {old: indexed().SuccessPolicy(successRules(1)...).Obj(),
-			job: indexed().SuccessPolicy(successRules(1)...).CompletionTime(t1).Conditions(complete).Obj(), want: errs(invalid, "status.conditions")},
-		"SuccessCriteriaMet disabled": {old: indexed().Conditions(scm).Obj(), job: indexed().Condition(scm, corev1.ConditionFalse).Obj(),
+		"Complete without SuccessCriteriaMet under a successPolicy": {old: indexed().SuccessPolicy(successRules(1)...).Internal(),
+			job: indexed().SuccessPolicy(successRules(1)...).CompletionTime(t1.Time).Conditions(complete).Internal(), want: errs(invalid, "status.conditions")},
+		"SuccessCriteriaMet disabled": {old: indexed().Conditions(scm).Internal(), job: indexed().Condition(batchv1.JobCondition{Type: scm, Status: corev1.ConditionFalse}).Internal(),
 			want: errs(invalid, "status.conditions")},
-		"SuccessCriteriaMet added after Complete": {old: indexed().CompletionTime(t1).Conditions(complete).Obj(), job: indexed().CompletionTime(t1).Conditions(complete, scm).Obj(),
+		"SuccessCriteriaMet added after Complete": {old: indexed().CompletionTime(t1.Time).Conditions(complete).Internal(), job: indexed().CompletionTime(t1.Time).Conditions(complete, scm).Internal(),
 			want: errs(invalid, "status.conditions")},
 
 		// Counters.
-		"succeeded decreases": {old: running().Succeeded(2).Obj(), job: running().Succeeded(1).Obj(), opts: JobStatusValidationOptions{RejectDecreasingSucceededCounter: true},
+		"succeeded decreases": {old: running().Succeeded(2).Internal(), job: running().Succeeded(1).Internal(), opts: JobStatusValidationOptions{RejectDecreasingSucceededCounter: true},
 			want: errs(invalid, "status.succeeded")},
-		"succeeded decreases in a scaled-down elastic Indexed Job": {old: indexed().Succeeded(4).Obj(), job: indexed().Succeeded(3).Obj(), opts: all},
-		"succeeded decreases when not rejected":                    {old: running().Succeeded(2).Obj(), job: running().Succeeded(1).Obj()},
-		"failed decreases": {old: running().Failed(2).Obj(), job: running().Failed(1).Obj(), opts: JobStatusValidationOptions{RejectDecreasingFailedCounter: true},
+		"succeeded decreases in a scaled-down elastic Indexed Job": {old: indexed().Succeeded(4).Internal(), job: indexed().Succeeded(3).Internal(), opts: all},
+		"succeeded decreases when not rejected":                    {old: running().Succeeded(2).Internal(), job: running().Succeeded(1).Internal()},
+		"failed decreases": {old: running().Failed(2).Internal(), job: running().Failed(1).Internal(), opts: JobStatusValidationOptions{RejectDecreasingFailedCounter: true},
 			want: errs(invalid, "status.failed")},
 
 		// Terminal conditions.
-		"Failed disabled": {old: makeJob("j").FailedJob().Obj(), job: makeJob("j").StartTime(t0).Conditions(failureTarget).Obj(),
+		"Failed disabled": {old: makeJob("j").StartTime(t0.Time).Conditions(batchv1.JobFailureTarget, batchv1.JobFailed).Internal(), job: makeJob("j").StartTime(t0.Time).Conditions(failureTarget).Internal(),
 			opts: JobStatusValidationOptions{RejectDisablingTerminalCondition: true}, want: errs(invalid, "status.conditions")},
-		"Complete disabled": {old: makeJob("j").Complete().Obj(), job: makeJob("j").StartTime(t0).CompletionTime(t1).Conditions(scm).Condition(complete, corev1.ConditionFalse).Obj(),
+		"Complete disabled": {old: makeJob("j").StartTime(t0.Time).CompletionTime(t1.Time).Conditions(batchv1.JobSuccessCriteriaMet, batchv1.JobComplete).Internal(), job: makeJob("j").StartTime(t0.Time).CompletionTime(t1.Time).Conditions(scm).Condition(batchv1.JobCondition{Type: complete, Status: corev1.ConditionFalse}).Internal(),
 			opts: JobStatusValidationOptions{RejectDisablingTerminalCondition: true}, want: errs(invalid, "status.conditions")},
-		"FailureTarget disabled": {old: running().Conditions(failureTarget).Obj(), job: running().Obj(),
+		"FailureTarget disabled": {old: running().Conditions(failureTarget).Internal(), job: running().Internal(),
 			opts: JobStatusValidationOptions{RejectDisablingTerminalCondition: true}, want: errs(invalid, "status.conditions")},
-		"Failed without FailureTarget": {old: running().Obj(), job: makeJob("j").StartTime(t0).Conditions(failed).Obj(),
+		"Failed without FailureTarget": {old: running().Internal(), job: makeJob("j").StartTime(t0.Time).Conditions(failed).Internal(),
 			opts: JobStatusValidationOptions{RejectFailedJobWithoutFailureTarget: true}, want: errs(invalid, "status.conditions")},
-		"Complete without SuccessCriteriaMet": {old: running().Obj(), job: makeJob("j").StartTime(t0).CompletionTime(t1).Conditions(complete).Obj(),
+		"Complete without SuccessCriteriaMet": {old: running().Internal(), job: makeJob("j").StartTime(t0.Time).CompletionTime(t1.Time).Conditions(complete).Internal(),
 			opts: JobStatusValidationOptions{RejectCompleteJobWithoutSuccessCriteriaMet: true}, want: errs(invalid, "status.conditions")},
-		"Complete with Failed": {old: running().Obj(), job: makeJob("j").StartTime(t0).CompletionTime(t1).Conditions(complete, failureTarget, failed).Obj(),
+		"Complete with Failed": {old: running().Internal(), job: makeJob("j").StartTime(t0.Time).CompletionTime(t1.Time).Conditions(complete, failureTarget, failed).Internal(),
 			opts: JobStatusValidationOptions{RejectCompleteJobWithFailedCondition: true}, want: errs(invalid, "status.conditions")},
-		"Complete with FailureTarget": {old: running().Obj(), job: makeJob("j").StartTime(t0).CompletionTime(t1).Conditions(complete, failureTarget).Obj(),
+		"Complete with FailureTarget": {old: running().Internal(), job: makeJob("j").StartTime(t0.Time).CompletionTime(t1.Time).Conditions(complete, failureTarget).Internal(),
 			opts: JobStatusValidationOptions{RejectCompleteJobWithFailureTargetCondition: true}, want: errs(invalid, "status.conditions")},
-		"finished with active pods": {old: running().Obj(), job: makeJob("j").FailedJob().Active(1).Obj(),
+		"finished with active pods": {old: running().Internal(), job: makeJob("j").StartTime(t0.Time).Conditions(batchv1.JobFailureTarget, batchv1.JobFailed).Active(1).Internal(),
 			opts: JobStatusValidationOptions{RejectFinishedJobWithActivePods: true}, want: errs(invalid, "status.active")},
-		"finished with terminating pods": {old: running().Obj(), job: makeJob("j").FailedJob().Terminating(1).Obj(),
+		"finished with terminating pods": {old: running().Internal(), job: makeJob("j").StartTime(t0.Time).Conditions(batchv1.JobFailureTarget, batchv1.JobFailed).Terminating(1).Internal(),
 			opts: JobStatusValidationOptions{RejectFinishedJobWithTerminatingPods: true}, want: errs(invalid, "status.terminating")},
-		"finished with no terminating pods": {old: running().Obj(), job: makeJob("j").FailedJob().Terminating(0).Obj(), opts: all},
-		"finished with uncounted pods": {old: running().Obj(), job: makeJob("j").FailedJob().Uncounted(nil, []types.UID{"a"}).Obj(),
+		"finished with no terminating pods": {old: running().Internal(), job: makeJob("j").StartTime(t0.Time).Conditions(batchv1.JobFailureTarget, batchv1.JobFailed).Terminating(0).Internal(), opts: all},
+		"finished with uncounted pods": {old: running().Internal(), job: makeJob("j").StartTime(t0.Time).Conditions(batchv1.JobFailureTarget, batchv1.JobFailed).Uncounted(nil, []types.UID{"a"}).Internal(),
 			opts: JobStatusValidationOptions{RejectFinishedJobWithUncountedTerminatedPods: true}, want: errs(invalid, "status.uncountedTerminatedPods")},
-		"finished without startTime": {old: makeJob("j").Obj(), job: makeJob("j").Conditions(failureTarget, failed).Obj(),
+		"finished without startTime": {old: makeJob("j").Internal(), job: makeJob("j").Conditions(failureTarget, failed).Internal(),
 			opts: JobStatusValidationOptions{RejectFinishedJobWithoutStartTime: true}, want: errs(required, "status.startTime")},
-		"suspended Job with zero completions finished without startTime": {old: makeJob("j").Completions(0).Suspend(true).Obj(),
-			job: makeJob("j").Completions(0).Suspend(true).CompletionTime(t1).Conditions(scm, complete).Obj(), opts: all},
-		"more ready than active": {old: running().Obj(), job: running().Ready(2).Obj(),
+		"suspended Job with zero completions finished without startTime": {old: makeJob("j").Completions(0).Suspend(true).Internal(),
+			job: makeJob("j").Completions(0).Suspend(true).CompletionTime(t1.Time).Conditions(scm, complete).Internal(), opts: all},
+		"more ready than active": {old: running().Internal(), job: running().Ready(2).Internal(),
 			opts: JobStatusValidationOptions{RejectMoreReadyThanActivePods: true}, want: errs(invalid, "status.ready")},
-		"as many ready as active": {old: running().Obj(), job: running().Ready(1).Obj(), opts: all},
+		"as many ready as active": {old: running().Internal(), job: running().Ready(1).Internal(), opts: all},
 
 		// Times.
-		"completionTime without Complete": {old: running().Obj(), job: running().CompletionTime(t1).Obj(),
+		"completionTime without Complete": {old: running().Internal(), job: running().CompletionTime(t1.Time).Internal(),
 			opts: JobStatusValidationOptions{RejectNotCompleteJobWithCompletionTime: true}, want: errs(invalid, "status.completionTime")},
-		"Complete without completionTime": {old: running().Obj(), job: makeJob("j").StartTime(t0).Conditions(scm, complete).Obj(),
+		"Complete without completionTime": {old: running().Internal(), job: makeJob("j").StartTime(t0.Time).Conditions(scm, complete).Internal(),
 			opts: JobStatusValidationOptions{RejectCompleteJobWithoutCompletionTime: true}, want: errs(required, "status.completionTime")},
-		"completionTime before startTime": {old: running().Obj(), job: makeJob("j").StartTime(t1).CompletionTime(t0).Conditions(scm, complete).Obj(),
+		"completionTime before startTime": {old: running().Internal(), job: makeJob("j").StartTime(t1.Time).CompletionTime(t0.Time).Conditions(scm, complete).Internal(),
 			opts: JobStatusValidationOptions{RejectCompletionTimeBeforeStartTime: true}, want: errs(invalid, "status.completionTime")},
-		"completionTime equal to startTime": {old: running().Obj(), job: makeJob("j").StartTime(t0).CompletionTime(t0).Conditions(scm, complete).Obj(), opts: all},
-		"completionTime changes": {old: makeJob("j").Complete().Obj(), job: makeJob("j").Complete().CompletionTime(t2).Obj(),
+		"completionTime equal to startTime": {old: running().Internal(), job: makeJob("j").StartTime(t0.Time).CompletionTime(t0.Time).Conditions(scm, complete).Internal(), opts: all},
+		"completionTime changes": {old: makeJob("j").StartTime(t0.Time).CompletionTime(t1.Time).Conditions(batchv1.JobSuccessCriteriaMet, batchv1.JobComplete).Internal(), job: makeJob("j").StartTime(t0.Time).CompletionTime(t1.Time).Conditions(batchv1.JobSuccessCriteriaMet, batchv1.JobComplete).CompletionTime(t2.Time).Internal(),
 			opts: JobStatusValidationOptions{RejectMutatingCompletionTime: true}, want: errs(invalid, "status.completionTime")},
-		"completionTime cleared on a Job that is not Complete": {old: running().CompletionTime(t1).Obj(), job: running().Obj(),
+		"completionTime cleared on a Job that is not Complete": {old: running().CompletionTime(t1.Time).Internal(), job: running().Internal(),
 			opts: JobStatusValidationOptions{RejectMutatingCompletionTime: true}},
-		"startTime changes on a running Job": {old: running().Obj(), job: running().StartTime(t1).Obj(),
+		"startTime changes on a running Job": {old: running().Internal(), job: running().StartTime(t1.Time).Internal(),
 			opts: JobStatusValidationOptions{RejectStartTimeUpdateForUnsuspendedJob: true}, want: errs(invalid, "status.startTime")},
-		"startTime removed from a running Job": {old: running().Obj(), job: makeJob("j").Active(1).Obj(),
+		"startTime removed from a running Job": {old: running().Internal(), job: makeJob("j").Active(1).Internal(),
 			opts: JobStatusValidationOptions{RejectStartTimeUpdateForUnsuspendedJob: true}, want: errs(invalid, "status.startTime")},
-		"startTime set the first time":         {old: makeJob("j").Obj(), job: running().Obj(), opts: all},
-		"startTime cleared on a suspended Job": {old: makeJob("j").Suspend(true).StartTime(t0).Obj(), job: makeJob("j").Suspend(true).Conditions(suspended).Obj(), opts: all},
-		"startTime reset when the Job resumes": {old: makeJob("j").StartTime(t0).Conditions(suspended).Obj(),
-			job: makeJob("j").StartTime(t1).Condition(suspended, corev1.ConditionFalse).Obj(), opts: all},
+		"startTime set the first time":         {old: makeJob("j").Internal(), job: running().Internal(), opts: all},
+		"startTime cleared on a suspended Job": {old: makeJob("j").Suspend(true).StartTime(t0.Time).Internal(), job: makeJob("j").Suspend(true).Conditions(suspended).Internal(), opts: all},
+		"startTime reset when the Job resumes": {old: makeJob("j").StartTime(t0.Time).Conditions(suspended).Internal(),
+			job: makeJob("j").StartTime(t1.Time).Condition(batchv1.JobCondition{Type: suspended, Status: corev1.ConditionFalse}).Internal(), opts: all},
 
 		// Indexes.
-		"completedIndexes well formed": {old: indexed().Obj(), job: indexed().Succeeded(3).CompletedIndexes("0,2-3").Obj(), opts: all},
-		"completedIndexes malformed": {old: indexed().Obj(), job: indexed().CompletedIndexes("0,a").Obj(),
+		"completedIndexes well formed": {old: indexed().Internal(), job: indexed().Succeeded(3).CompletedIndexes("0,2-3").Internal(), opts: all},
+		"completedIndexes malformed": {old: indexed().Internal(), job: indexed().CompletedIndexes("0,a").Internal(),
 			opts: JobStatusValidationOptions{RejectInvalidCompletedIndexes: true}, want: errs(invalid, "status.completedIndexes")},
-		"completedIndexes not below completions": {old: indexed().Obj(), job: indexed().CompletedIndexes("5-6").Obj(),
+		"completedIndexes not below completions": {old: indexed().Internal(), job: indexed().CompletedIndexes("5-6").Internal(),
 			opts: JobStatusValidationOptions{RejectInvalidCompletedIndexes: true}, want: errs(invalid, "status.completedIndexes")},
-		"completedIndexes last index": {old: indexed().Obj(), job: indexed().CompletedIndexes("5").Obj(), opts: all},
-		"completedIndexes not increasing": {old: indexed().Obj(), job: indexed().CompletedIndexes("2-3,3").Obj(),
+		"completedIndexes last index": {old: indexed().Internal(), job: indexed().CompletedIndexes("5").Internal(), opts: all},
+		"completedIndexes not increasing": {old: indexed().Internal(), job: indexed().CompletedIndexes("2-3,3").Internal(),
 			opts: JobStatusValidationOptions{RejectInvalidCompletedIndexes: true}, want: errs(invalid, "status.completedIndexes")},
-		"completedIndexes on a NonIndexed Job": {old: running().Obj(), job: running().CompletedIndexes("0").Obj(),
+		"completedIndexes on a NonIndexed Job": {old: running().Internal(), job: running().CompletedIndexes("0").Internal(),
 			opts: JobStatusValidationOptions{RejectCompletedIndexesForNonIndexedJob: true}, want: errs(invalid, "status.completedIndexes")},
-		"failedIndexes malformed": {old: perIndex().Obj(), job: perIndex().FailedIndexes("1-").Obj(),
+		"failedIndexes malformed": {old: perIndex().Internal(), job: perIndex().FailedIndexes("1-").Internal(),
 			opts: JobStatusValidationOptions{RejectInvalidFailedIndexes: true}, want: errs(invalid, "status.failedIndexes")},
-		"failedIndexes without backoffLimitPerIndex": {old: indexed().Obj(), job: indexed().FailedIndexes("1").Obj(),
+		"failedIndexes without backoffLimitPerIndex": {old: indexed().Internal(), job: indexed().FailedIndexes("1").Internal(),
 			opts: JobStatusValidationOptions{RejectFailedIndexesForNoBackoffLimitPerIndex: true}, want: errs(invalid, "status.failedIndexes")},
-		"failedIndexes overlap completedIndexes": {old: perIndex().Obj(), job: perIndex().CompletedIndexes("0-2").FailedIndexes("2,4").Obj(),
+		"failedIndexes overlap completedIndexes": {old: perIndex().Internal(), job: perIndex().CompletedIndexes("0-2").FailedIndexes("2,4").Internal(),
 			opts: JobStatusValidationOptions{RejectFailedIndexesOverlappingCompleted: true}, want: errs(invalid, "status.failedIndexes")},
-		"failedIndexes disjoint from completedIndexes": {old: perIndex().Obj(), job: perIndex().CompletedIndexes("0-2,5").FailedIndexes("3-4").Obj(), opts: all},
-		"failedIndexes empty":                          {old: perIndex().Obj(), job: perIndex().FailedIndexes("").Obj(), opts: all},
+		"failedIndexes disjoint from completedIndexes": {old: perIndex().Internal(), job: perIndex().CompletedIndexes("0-2,5").FailedIndexes("3-4").Internal(), opts: all},
+		"failedIndexes empty":                          {old: perIndex().Internal(), job: perIndex().FailedIndexes("").Internal(), opts: all},
 
 		// Ratcheting: a rule that is not switched on lets a bad status through.
-		"bad status kept when its rule is off": {old: running().Ready(5).Obj(), job: running().Ready(5).Failed(1).Obj()},
+		"bad status kept when its rule is off": {old: running().Ready(5).Internal(), job: running().Ready(5).Failed(1).Internal()},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -219,40 +223,40 @@ func TestStatusLifeOfAnExternalController(t *testing.T) {
 		next *batch.Job
 		want field.ErrorList
 	}
-	base := func() *jobBuilder {
+	base := func() *batchtesting.JobBuilder {
 		return makeJob("j").Indexed(4).Parallelism(2).ManagedBy("kueue.x-k8s.io/multikueue")
 	}
-	withSP := func() *jobBuilder { return base().SuccessPolicy(successRules(1)...) }
+	withSP := func() *batchtesting.JobBuilder { return base().SuccessPolicy(successRules(1)...) }
 	lives := map[string]struct {
 		start *batch.Job
 		steps []step
 	}{
-		"failure": {start: base().Obj(), steps: []step{
-			{name: "start", next: base().StartTime(t0).Active(4).Ready(2).Obj()},
-			{name: "progress", next: base().StartTime(t0).Active(3).Ready(3).Succeeded(1).CompletedIndexes("0").Obj()},
-			{name: "ready above active", next: base().StartTime(t0).Active(3).Ready(4).Succeeded(1).CompletedIndexes("0").Obj(), want: errs(invalid, "status.ready")},
-			{name: "succeeded lowered", next: base().StartTime(t0).Active(3).Ready(3).CompletedIndexes("0").Obj(), want: errs(invalid, "status.succeeded")},
-			{name: "startTime moved", next: base().StartTime(t1).Active(3).Ready(3).Succeeded(1).CompletedIndexes("0").Obj(), want: errs(invalid, "status.startTime")},
-			{name: "Failed without FailureTarget", next: base().StartTime(t0).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailed).Obj(), want: errs(invalid, "status.conditions")},
-			{name: "FailureTarget", next: base().StartTime(t0).Active(3).Terminating(3).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailureTarget).Obj()},
-			{name: "Failed with pods terminating", next: base().StartTime(t0).Terminating(3).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailureTarget, batch.JobFailed).Obj(), want: errs(invalid, "status.terminating")},
-			{name: "Failed", next: base().StartTime(t0).Terminating(0).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailureTarget, batch.JobFailed).Obj()},
-			{name: "back to running", next: base().StartTime(t0).Terminating(0).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailureTarget).Obj(), want: errs(invalid, "status.conditions")},
-			{name: "Complete after Failed", next: base().StartTime(t0).CompletionTime(t1).Terminating(0).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batch.JobFailureTarget, batch.JobFailed, batch.JobComplete).Obj(),
+		"failure": {start: base().Internal(), steps: []step{
+			{name: "start", next: base().StartTime(t0.Time).Active(4).Ready(2).Internal()},
+			{name: "progress", next: base().StartTime(t0.Time).Active(3).Ready(3).Succeeded(1).CompletedIndexes("0").Internal()},
+			{name: "ready above active", next: base().StartTime(t0.Time).Active(3).Ready(4).Succeeded(1).CompletedIndexes("0").Internal(), want: errs(invalid, "status.ready")},
+			{name: "succeeded lowered", next: base().StartTime(t0.Time).Active(3).Ready(3).CompletedIndexes("0").Internal(), want: errs(invalid, "status.succeeded")},
+			{name: "startTime moved", next: base().StartTime(t1.Time).Active(3).Ready(3).Succeeded(1).CompletedIndexes("0").Internal(), want: errs(invalid, "status.startTime")},
+			{name: "Failed without FailureTarget", next: base().StartTime(t0.Time).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batchv1.JobFailed).Internal(), want: errs(invalid, "status.conditions")},
+			{name: "FailureTarget", next: base().StartTime(t0.Time).Active(3).Terminating(3).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batchv1.JobFailureTarget).Internal()},
+			{name: "Failed with pods terminating", next: base().StartTime(t0.Time).Terminating(3).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batchv1.JobFailureTarget, batchv1.JobFailed).Internal(), want: errs(invalid, "status.terminating")},
+			{name: "Failed", next: base().StartTime(t0.Time).Terminating(0).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batchv1.JobFailureTarget, batchv1.JobFailed).Internal()},
+			{name: "back to running", next: base().StartTime(t0.Time).Terminating(0).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batchv1.JobFailureTarget).Internal(), want: errs(invalid, "status.conditions")},
+			{name: "Complete after Failed", next: base().StartTime(t0.Time).CompletionTime(t1.Time).Terminating(0).Succeeded(1).Failed(1).CompletedIndexes("0").Conditions(batchv1.JobFailureTarget, batchv1.JobFailed, batchv1.JobComplete).Internal(),
 				want: errs(invalid, "status.conditions", invalid, "status.conditions", invalid, "status.conditions")},
 		}},
-		"success": {start: withSP().Obj(), steps: []step{
-			{name: "start", next: withSP().StartTime(t0).Active(4).Obj()},
-			{name: "Complete without SuccessCriteriaMet", next: withSP().StartTime(t0).CompletionTime(t1).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobComplete).Obj(),
+		"success": {start: withSP().Internal(), steps: []step{
+			{name: "start", next: withSP().StartTime(t0.Time).Active(4).Internal()},
+			{name: "Complete without SuccessCriteriaMet", next: withSP().StartTime(t0.Time).CompletionTime(t1.Time).Succeeded(1).CompletedIndexes("0").Conditions(batchv1.JobComplete).Internal(),
 				want: errs(invalid, "status.conditions", invalid, "status.conditions")},
-			{name: "SuccessCriteriaMet", next: withSP().StartTime(t0).Active(3).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet).Obj()},
-			{name: "Complete with active pods", next: withSP().StartTime(t0).CompletionTime(t1).Active(3).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet, batch.JobComplete).Obj(), want: errs(invalid, "status.active")},
-			{name: "Complete without completionTime", next: withSP().StartTime(t0).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet, batch.JobComplete).Obj(), want: errs(required, "status.completionTime")},
-			{name: "Complete before start", next: withSP().StartTime(t1).CompletionTime(t0).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet, batch.JobComplete).Obj(),
+			{name: "SuccessCriteriaMet", next: withSP().StartTime(t0.Time).Active(3).Succeeded(1).CompletedIndexes("0").Conditions(batchv1.JobSuccessCriteriaMet).Internal()},
+			{name: "Complete with active pods", next: withSP().StartTime(t0.Time).CompletionTime(t1.Time).Active(3).Succeeded(1).CompletedIndexes("0").Conditions(batchv1.JobSuccessCriteriaMet, batchv1.JobComplete).Internal(), want: errs(invalid, "status.active")},
+			{name: "Complete without completionTime", next: withSP().StartTime(t0.Time).Succeeded(1).CompletedIndexes("0").Conditions(batchv1.JobSuccessCriteriaMet, batchv1.JobComplete).Internal(), want: errs(required, "status.completionTime")},
+			{name: "Complete before start", next: withSP().StartTime(t1.Time).CompletionTime(t0.Time).Succeeded(1).CompletedIndexes("0").Conditions(batchv1.JobSuccessCriteriaMet, batchv1.JobComplete).Internal(),
 				want: errs(invalid, "status.startTime", invalid, "status.completionTime")},
-			{name: "Complete", next: withSP().StartTime(t0).CompletionTime(t1).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet, batch.JobComplete).Obj()},
-			{name: "completionTime moved", next: withSP().StartTime(t0).CompletionTime(t2).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobSuccessCriteriaMet, batch.JobComplete).Obj(), want: errs(invalid, "status.completionTime")},
-			{name: "SuccessCriteriaMet removed", next: withSP().StartTime(t0).CompletionTime(t1).Succeeded(1).CompletedIndexes("0").Conditions(batch.JobComplete).Obj(),
+			{name: "Complete", next: withSP().StartTime(t0.Time).CompletionTime(t1.Time).Succeeded(1).CompletedIndexes("0").Conditions(batchv1.JobSuccessCriteriaMet, batchv1.JobComplete).Internal()},
+			{name: "completionTime moved", next: withSP().StartTime(t0.Time).CompletionTime(t2.Time).Succeeded(1).CompletedIndexes("0").Conditions(batchv1.JobSuccessCriteriaMet, batchv1.JobComplete).Internal(), want: errs(invalid, "status.completionTime")},
+			{name: "SuccessCriteriaMet removed", next: withSP().StartTime(t0.Time).CompletionTime(t1.Time).Succeeded(1).CompletedIndexes("0").Conditions(batchv1.JobComplete).Internal(),
 				want: errs(invalid, "status.conditions", invalid, "status.conditions", invalid, "status.conditions")},
 		}},
 	}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
 func TestValidateJobUpdate(t *testing.T) {
@@ -38,94 +39,94 @@ func TestValidateJobUpdate(t *testing.T) {
 	gpu := func(n string) corev1.Container {
 		return withResources(container("main"), resources(map[corev1.ResourceName]string{"cpu": n}, nil))
 	}
-	fj := onExitCodes(batch.PodFailurePolicyActionFailJob, batch.PodFailurePolicyOnExitCodesOpIn, 1)
+	fj := onExitCodes(batchv1.PodFailurePolicyActionFailJob, batchv1.PodFailurePolicyOnExitCodesOpIn, 1)
 
 	cases := map[string]struct {
 		old, job *batch.Job
 		opts     *JobValidationOptions
 		want     field.ErrorList
 	}{
-		"unchanged": {old: makeJob("j").Obj(), job: makeJob("j").Obj()},
-		"mutable fields change": {old: makeJob("j").Obj(), job: makeJob("j").Parallelism(3).Suspend(true).Do(func(j *batch.Job) {
+		"unchanged": {old: makeJob("j").Internal(), job: makeJob("j").Internal()},
+		"mutable fields change": {old: makeJob("j").Internal(), job: makeJob("j").Parallelism(3).Suspend(true).Do(func(j *batchv1.Job) {
 			j.Spec.BackoffLimit = ptr.To[int32](1)
 			j.Spec.ActiveDeadlineSeconds = ptr.To[int64](60)
 			j.Spec.TTLSecondsAfterFinished = ptr.To[int32](60)
 			j.Labels = map[string]string{"team": "a"}
-		}).Obj()},
-		"name changes":             {old: makeJob("j").Obj(), job: makeJob("j").Do(func(j *batch.Job) { j.Name = "k" }).Obj(), want: errs(invalid, "metadata.name")},
-		"resourceVersion missing":  {old: makeJob("j").Obj(), job: makeJob("j").Do(func(j *batch.Job) { j.ResourceVersion = "" }).Obj(), want: errs(invalid, "metadata.resourceVersion")},
-		"spec rules run on update": {old: makeJob("j").Obj(), job: makeJob("j").Parallelism(-1).Obj(), want: errs(invalid, "spec.parallelism")},
-		"selector changes": {old: makeJob("j").ManualSelector().Obj(), job: makeJob("j").ManualSelector().Do(func(j *batch.Job) {
+		}).Internal()},
+		"name changes":             {old: makeJob("j").Internal(), job: makeJob("j").Do(func(j *batchv1.Job) { j.Name = "k" }).Internal(), want: errs(invalid, "metadata.name")},
+		"resourceVersion missing":  {old: makeJob("j").Internal(), job: makeJob("j").Do(func(j *batchv1.Job) { j.ResourceVersion = "" }).Internal(), want: errs(invalid, "metadata.resourceVersion")},
+		"spec rules run on update": {old: makeJob("j").Internal(), job: makeJob("j").Parallelism(-1).Internal(), want: errs(invalid, "spec.parallelism")},
+		"selector changes": {old: makeJob("j").Do(manualSelector).Internal(), job: makeJob("j").Do(manualSelector).Do(func(j *batchv1.Job) {
 			j.Spec.Selector.MatchLabels["tier"] = "x"
 			j.Spec.Template.Labels["tier"] = "x"
-		}).Obj(), opts: &mutableTemplate, want: errs(invalid, "spec.selector")},
-		"completions of a NonIndexed Job change": {old: makeJob("j").Obj(), job: makeJob("j").Completions(2).Obj(), want: errs(invalid, "spec.completions")},
-		"Indexed Job scaled with parallelism":    {old: makeJob("j").Indexed(4).Obj(), job: makeJob("j").Indexed(2).Obj()},
-		"Indexed Job completions change alone": {old: makeJob("j").Indexed(4).Obj(), job: makeJob("j").Indexed(4).Completions(2).Obj(),
+		}).Internal(), opts: &mutableTemplate, want: errs(invalid, "spec.selector")},
+		"completions of a NonIndexed Job change": {old: makeJob("j").Internal(), job: makeJob("j").Completions(2).Internal(), want: errs(invalid, "spec.completions")},
+		"Indexed Job scaled with parallelism":    {old: makeJob("j").Indexed(4).Internal(), job: makeJob("j").Indexed(2).Internal()},
+		"Indexed Job completions change alone": {old: makeJob("j").Indexed(4).Internal(), job: makeJob("j").Indexed(4).Completions(2).Internal(),
 			want: errs(invalid, "spec.completions")},
-		"Indexed Job completions unset": {old: makeJob("j").Indexed(4).Obj(), job: makeJob("j").Indexed(4).Do(func(j *batch.Job) { j.Spec.Completions = nil }).Obj(),
+		"Indexed Job completions unset": {old: makeJob("j").Indexed(4).Internal(), job: makeJob("j").Indexed(4).Do(func(j *batchv1.Job) { j.Spec.Completions = nil }).Internal(),
 			want: errs(required, "spec.completions")},
-		"Indexed Job scaled beyond its name": {old: makeJob(nameOfLength(61)).Indexed(10).Obj(), job: makeJob(nameOfLength(61)).Indexed(11).Obj(),
+		"Indexed Job scaled beyond its name": {old: makeJob(nameOfLength(61)).Indexed(10).Internal(), job: makeJob(nameOfLength(61)).Indexed(11).Internal(),
 			want: errs(invalid, "metadata.name")},
-		"completionMode changes": {old: makeJob("j").Indexed(1).Obj(), job: makeJob("j").Obj(), want: errs(invalid, "spec.completionMode")},
-		"podFailurePolicy added": {old: makeJob("j").PodReplacementPolicy(batch.Failed).Obj(), job: makeJob("j").PodFailurePolicy(fj).Obj(),
+		"completionMode changes": {old: makeJob("j").Indexed(1).Internal(), job: makeJob("j").Internal(), want: errs(invalid, "spec.completionMode")},
+		"podFailurePolicy added": {old: makeJob("j").PodReplacementPolicy(batchv1.Failed).Internal(), job: makeJob("j").PodFailurePolicy(fj).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(invalid, "spec.podFailurePolicy")},
-		"podFailurePolicy changes": {old: makeJob("j").PodFailurePolicy(fj).Obj(),
-			job:  makeJob("j").PodFailurePolicy(onExitCodes(batch.PodFailurePolicyActionFailJob, batch.PodFailurePolicyOnExitCodesOpIn, 2)).Obj(),
+		"podFailurePolicy changes": {old: makeJob("j").PodFailurePolicy(fj).PodReplacementPolicy(batchv1.Failed).Internal(),
+			job:  makeJob("j").PodFailurePolicy(onExitCodes(batchv1.PodFailurePolicyActionFailJob, batchv1.PodFailurePolicyOnExitCodesOpIn, 2)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(invalid, "spec.podFailurePolicy")},
-		"backoffLimitPerIndex changes": {old: makeJob("j").Indexed(2).BackoffLimitPerIndex(1).Obj(), job: makeJob("j").Indexed(2).BackoffLimitPerIndex(2).Obj(),
+		"backoffLimitPerIndex changes": {old: makeJob("j").Indexed(2).BackoffLimitPerIndex(1).Internal(), job: makeJob("j").Indexed(2).BackoffLimitPerIndex(2).Internal(),
 			want: errs(invalid, "spec.backoffLimitPerIndex")},
-		"maxFailedIndexes changes": {old: makeJob("j").Indexed(4).BackoffLimitPerIndex(1).MaxFailedIndexes(1).Obj(), job: makeJob("j").Indexed(4).BackoffLimitPerIndex(1).MaxFailedIndexes(2).Obj()},
-		"managedBy set":            {old: makeJob("j").Obj(), job: makeJob("j").ManagedBy("kueue.x-k8s.io/multikueue").Obj(), want: errs(invalid, "spec.managedBy")},
-		"managedBy unset":          {old: makeJob("j").ManagedBy("kueue.x-k8s.io/multikueue").Obj(), job: makeJob("j").Obj(), want: errs(invalid, "spec.managedBy")},
-		"managedBy changes": {old: makeJob("j").ManagedBy("kueue.x-k8s.io/multikueue").Obj(), job: makeJob("j").ManagedBy("kubernetes.io/job-controller").Obj(),
+		"maxFailedIndexes changes": {old: makeJob("j").Indexed(4).BackoffLimitPerIndex(1).MaxFailedIndexes(1).Internal(), job: makeJob("j").Indexed(4).BackoffLimitPerIndex(1).MaxFailedIndexes(2).Internal()},
+		"managedBy set":            {old: makeJob("j").Internal(), job: makeJob("j").ManagedBy("kueue.x-k8s.io/multikueue").Internal(), want: errs(invalid, "spec.managedBy")},
+		"managedBy unset":          {old: makeJob("j").ManagedBy("kueue.x-k8s.io/multikueue").Internal(), job: makeJob("j").Internal(), want: errs(invalid, "spec.managedBy")},
+		"managedBy changes": {old: makeJob("j").ManagedBy("kueue.x-k8s.io/multikueue").Internal(), job: makeJob("j").ManagedBy("kubernetes.io/job-controller").Internal(),
 			want: errs(invalid, "spec.managedBy")},
-		"successPolicy changes": {old: makeJob("j").Indexed(4).SuccessPolicy(successRules(1)...).Obj(), job: makeJob("j").Indexed(4).SuccessPolicy(successRules(2)...).Obj(),
+		"successPolicy changes": {old: makeJob("j").Indexed(4).SuccessPolicy(successRules(1)...).Internal(), job: makeJob("j").Indexed(4).SuccessPolicy(successRules(2)...).Internal(),
 			want: errs(invalid, "spec.successPolicy")},
-		"template changes on a running Job": {old: makeJob("j").Obj(), job: makeJob("j").Containers(gpu("2")).Obj(), want: errs(invalid, "spec.template")},
-		"nodeSelector changes without the option": {old: makeJob("j").Suspend(true).Obj(),
-			job:  makeJob("j").Suspend(true).Do(func(j *batch.Job) { j.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a"} }).Obj(),
+		"template changes on a running Job": {old: makeJob("j").Internal(), job: makeJob("j").Containers(gpu("2")).Internal(), want: errs(invalid, "spec.template")},
+		"nodeSelector changes without the option": {old: makeJob("j").Suspend(true).Internal(),
+			job:  makeJob("j").Suspend(true).Do(func(j *batchv1.Job) { j.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a"} }).Internal(),
 			want: errs(invalid, "spec.template")},
-		"scheduling directives change with the option": {old: makeJob("j").Suspend(true).Obj(), job: makeJob("j").Suspend(true).Do(func(j *batch.Job) {
+		"scheduling directives change with the option": {old: makeJob("j").Suspend(true).Internal(), job: makeJob("j").Suspend(true).Do(func(j *batchv1.Job) {
 			j.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a"}
 			j.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}}
 			j.Spec.Template.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/gate"}}
 			j.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: nodeAffinity}
 			j.Spec.Template.Labels["queue"] = "a"
 			j.Spec.Template.Annotations = map[string]string{"note": "x"}
-		}).Obj(), opts: &schedulingOnly},
-		"node affinity removed with the option": {old: makeJob("j").Suspend(true).Do(func(j *batch.Job) {
+		}).Internal(), opts: &schedulingOnly},
+		"node affinity removed with the option": {old: makeJob("j").Suspend(true).Do(func(j *batchv1.Job) {
 			j.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: nodeAffinity}
-		}).Obj(), job: makeJob("j").Suspend(true).Obj(), opts: &schedulingOnly},
-		"pod affinity removed with the option": {old: makeJob("j").Suspend(true).Do(func(j *batch.Job) {
+		}).Internal(), job: makeJob("j").Suspend(true).Internal(), opts: &schedulingOnly},
+		"pod affinity removed with the option": {old: makeJob("j").Suspend(true).Do(func(j *batchv1.Job) {
 			j.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: nodeAffinity, PodAffinity: podAffinity}
-		}).Obj(), job: makeJob("j").Suspend(true).Obj(), opts: &schedulingOnly, want: errs(invalid, "spec.template")},
-		"pod affinity added with the option": {old: makeJob("j").Suspend(true).Obj(), job: makeJob("j").Suspend(true).Do(func(j *batch.Job) {
+		}).Internal(), job: makeJob("j").Suspend(true).Internal(), opts: &schedulingOnly, want: errs(invalid, "spec.template")},
+		"pod affinity added with the option": {old: makeJob("j").Suspend(true).Internal(), job: makeJob("j").Suspend(true).Do(func(j *batchv1.Job) {
 			j.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAffinity: podAffinity}
-		}).Obj(), opts: &schedulingOnly, want: errs(invalid, "spec.template")},
-		"resources change on a suspended Job with the option": {old: makeJob("j").Suspend(true).Containers(gpu("1")).Obj(),
-			job: makeJob("j").Suspend(true).Containers(gpu("2")).Obj(), opts: &mutableTemplate},
-		"init container resources change on a suspended Job with the option": {old: makeJob("j").Suspend(true).InitContainers(container("setup")).Obj(),
-			job: makeJob("j").Suspend(true).InitContainers(withResources(container("setup"), resources(map[corev1.ResourceName]string{"memory": "1Gi"}, nil))).Obj(), opts: &mutableTemplate},
-		"image changes on a suspended Job with the option": {old: makeJob("j").Suspend(true).Obj(),
-			job: makeJob("j").Suspend(true).Do(func(j *batch.Job) { j.Spec.Template.Spec.Containers[0].Image = "other" }).Obj(), opts: &mutableTemplate,
+		}).Internal(), opts: &schedulingOnly, want: errs(invalid, "spec.template")},
+		"resources change on a suspended Job with the option": {old: makeJob("j").Suspend(true).Containers(gpu("1")).Internal(),
+			job: makeJob("j").Suspend(true).Containers(gpu("2")).Internal(), opts: &mutableTemplate},
+		"init container resources change on a suspended Job with the option": {old: makeJob("j").Suspend(true).InitContainers(container("setup")).Internal(),
+			job: makeJob("j").Suspend(true).InitContainers(withResources(container("setup"), resources(map[corev1.ResourceName]string{"memory": "1Gi"}, nil))).Internal(), opts: &mutableTemplate},
+		"image changes on a suspended Job with the option": {old: makeJob("j").Suspend(true).Internal(),
+			job: makeJob("j").Suspend(true).Do(func(j *batchv1.Job) { j.Spec.Template.Spec.Containers[0].Image = "other" }).Internal(), opts: &mutableTemplate,
 			want: errs(invalid, "spec.template.spec")},
-		"container added to a suspended Job with the option": {old: makeJob("j").Suspend(true).Obj(),
-			job: makeJob("j").Suspend(true).Containers(container("main"), container("sidecar")).Obj(), opts: &mutableTemplate,
+		"container added to a suspended Job with the option": {old: makeJob("j").Suspend(true).Internal(),
+			job: makeJob("j").Suspend(true).Containers(container("main"), container("sidecar")).Internal(), opts: &mutableTemplate,
 			want: errs(invalid, "spec.template.spec")},
-		"resources change on a suspended Job without the option": {old: makeJob("j").Suspend(true).Containers(gpu("1")).Obj(),
-			job: makeJob("j").Suspend(true).Containers(gpu("2")).Obj(), opts: &schedulingOnly, want: errs(invalid, "spec.template")},
-		"resources change on a Job being suspended": {old: makeJob("j").Containers(gpu("1")).Obj(),
-			job: makeJob("j").Suspend(true).Containers(gpu("2")).Obj(), opts: &mutableTemplate, want: errs(invalid, "spec.template")},
-		"invalid resources on a suspended Job with the option": {old: makeJob("j").Suspend(true).Containers(gpu("1")).Obj(),
-			job: makeJob("j").Suspend(true).Containers(gpu("-1")).Obj(), opts: &mutableTemplate, want: errs(invalid, "spec.template.spec.containers[0].resources.requests[cpu]")},
-		"selector with an invalid label value kept": {old: makeJob("j").ManualSelector().Do(func(j *batch.Job) {
+		"resources change on a suspended Job without the option": {old: makeJob("j").Suspend(true).Containers(gpu("1")).Internal(),
+			job: makeJob("j").Suspend(true).Containers(gpu("2")).Internal(), opts: &schedulingOnly, want: errs(invalid, "spec.template")},
+		"resources change on a Job being suspended": {old: makeJob("j").Containers(gpu("1")).Internal(),
+			job: makeJob("j").Suspend(true).Containers(gpu("2")).Internal(), opts: &mutableTemplate, want: errs(invalid, "spec.template")},
+		"invalid resources on a suspended Job with the option": {old: makeJob("j").Suspend(true).Containers(gpu("1")).Internal(),
+			job: makeJob("j").Suspend(true).Containers(gpu("-1")).Internal(), opts: &mutableTemplate, want: errs(invalid, "spec.template.spec.containers[0].resources.requests[cpu]")},
+		"selector with an invalid label value kept": {old: makeJob("j").Do(manualSelector).Do(func(j *batchv1.Job) {
 			j.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"a b"}}}
-		}).Obj(), job: makeJob("j").ManualSelector().Do(func(j *batch.Job) {
+		}).Internal(), job: makeJob("j").Do(manualSelector).Do(func(j *batchv1.Job) {
 			j.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"a b"}}}
-		}).Obj(), opts: &JobValidationOptions{PodValidationOptions: corevalidation.PodValidationOptions{AllowInvalidLabelValueInSelector: true}}},
-		"generated labels are not rechecked on update": {old: makeJob("j").Do(func(j *batch.Job) { delete(j.Spec.Template.Labels, batch.JobNameLabel) }).Obj(),
-			job: makeJob("j").Parallelism(2).Do(func(j *batch.Job) { delete(j.Spec.Template.Labels, batch.JobNameLabel) }).Obj()},
+		}).Internal(), opts: &JobValidationOptions{PodValidationOptions: corevalidation.PodValidationOptions{AllowInvalidLabelValueInSelector: true}}},
+		"generated labels are not rechecked on update": {old: makeJob("j").Do(func(j *batchv1.Job) { delete(j.Spec.Template.Labels, batch.JobNameLabel) }).Internal(),
+			job: makeJob("j").Parallelism(2).Do(func(j *batchv1.Job) { delete(j.Spec.Template.Labels, batch.JobNameLabel) }).Internal()},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -26,13 +26,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
 var createOpts = JobValidationOptions{RequirePrefixedLabels: true}
 
 func TestValidateJob(t *testing.T) {
-	const fj, ij, cnt = batch.PodFailurePolicyActionFailJob, batch.PodFailurePolicyOnExitCodesOpIn, batch.PodFailurePolicyActionCount
-	notIn := batch.PodFailurePolicyOnExitCodesOpNotIn
+	const fj, ij, cnt = batchv1.PodFailurePolicyActionFailJob, batchv1.PodFailurePolicyOnExitCodesOpIn, batchv1.PodFailurePolicyActionCount
+	notIn := batchv1.PodFailurePolicyOnExitCodesOpNotIn
 	pfp := "spec.podFailurePolicy.rules[0]"
 	sp := "spec.successPolicy.rules"
 	ctr := "spec.template.spec.containers[0]"
@@ -43,251 +44,251 @@ func TestValidateJob(t *testing.T) {
 		want field.ErrorList
 	}{
 		// Object meta.
-		"valid NonIndexed Job": {job: makeJob("j").Obj()},
+		"valid NonIndexed Job": {job: makeJob("j").Internal()},
 		"valid Indexed Job with every policy": {job: makeJob("j").Indexed(10).BackoffLimitPerIndex(1).MaxFailedIndexes(10).
-			PodFailurePolicy(onExitCodes(batch.PodFailurePolicyActionFailIndex, ij, 42), onConditions(batch.PodFailurePolicyActionIgnore, pattern(corev1.DisruptionTarget, corev1.ConditionTrue))).
-			SuccessPolicy(batch.SuccessPolicyRule{SucceededIndexes: ptr.To("0-4"), SucceededCount: ptr.To[int32](5)}).
-			ManagedBy("kueue.x-k8s.io/multikueue").Obj()},
-		"name is not a DNS subdomain": {job: makeJob("Bad_Name").Obj(), want: errs(invalid, "metadata.name")},
-		"name missing":                {job: makeJob("").Obj(), want: errs(required, "metadata.name")},
-		"namespace missing": {job: makeJob("j").Do(func(j *batch.Job) { j.Namespace = "" }).Obj(),
+			PodFailurePolicy(onExitCodes(batchv1.PodFailurePolicyActionFailIndex, ij, 42), onConditions(batchv1.PodFailurePolicyActionIgnore, pattern(corev1.DisruptionTarget, corev1.ConditionTrue))).PodReplacementPolicy(batchv1.Failed).
+			SuccessPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("0-4"), SucceededCount: ptr.To[int32](5)}).
+			ManagedBy("kueue.x-k8s.io/multikueue").Internal()},
+		"name is not a DNS subdomain": {job: makeJob("Bad_Name").Internal(), want: errs(invalid, "metadata.name")},
+		"name missing":                {job: makeJob("").Internal(), want: errs(required, "metadata.name")},
+		"namespace missing": {job: makeJob("j").Do(func(j *batchv1.Job) { j.Namespace = "" }).Internal(),
 			want: errs(required, "metadata.namespace")},
-		"finalizer neither standard nor qualified": {job: makeJob("j").Do(func(j *batch.Job) { j.Finalizers = []string{"mine"} }).Obj(),
+		"finalizer neither standard nor qualified": {job: makeJob("j").Do(func(j *batchv1.Job) { j.Finalizers = []string{"mine"} }).Internal(),
 			want: errs(invalid, "metadata.finalizers[0]")},
-		"standard finalizer": {job: makeJob("j").Do(func(j *batch.Job) { j.Finalizers = []string{"orphan"} }).Obj()},
-		"Indexed Job whose last pod hostname is not a DNS label": {job: makeJob(nameOfLength(62)).Indexed(10).Obj(),
+		"standard finalizer": {job: makeJob("j").Do(func(j *batchv1.Job) { j.Finalizers = []string{"orphan"} }).Internal()},
+		"Indexed Job whose last pod hostname is not a DNS label": {job: makeJob(nameOfLength(62)).Indexed(10).Internal(),
 			want: errs(invalid, "metadata.name")},
-		"Indexed Job whose last pod hostname is 63 characters":       {job: makeJob(nameOfLength(61)).Indexed(10).Obj()},
-		"Indexed Job with zero completions skips the hostname check": {job: makeJob(nameOfLength(63)).Indexed(0).Obj()},
+		"Indexed Job whose last pod hostname is 63 characters":       {job: makeJob(nameOfLength(61)).Indexed(10).Internal()},
+		"Indexed Job with zero completions skips the hostname check": {job: makeJob(nameOfLength(63)).Indexed(0).Internal()},
 
 		// Generated selector.
-		"uid missing": {job: makeJob("j").Do(func(j *batch.Job) {
+		"uid missing": {job: makeJob("j").Do(func(j *batchv1.Job) {
 			j.UID = ""
 			j.Spec.Selector.MatchLabels[batch.ControllerUIDLabel] = ""
 			j.Spec.Template.Labels[batch.ControllerUIDLabel] = ""
 			j.Spec.Template.Labels[batch.LegacyControllerUIDLabel] = ""
-		}).Obj(), want: errs(required, "metadata.uid")},
-		"legacy controller-uid label missing": {job: makeJob("j").Do(func(j *batch.Job) { delete(j.Spec.Template.Labels, batch.LegacyControllerUIDLabel) }).Obj(),
+		}).Internal(), want: errs(required, "metadata.uid")},
+		"legacy controller-uid label missing": {job: makeJob("j").Do(func(j *batchv1.Job) { delete(j.Spec.Template.Labels, batch.LegacyControllerUIDLabel) }).Internal(),
 			want: errs(required, "spec.template.metadata.labels[controller-uid]")},
-		"legacy job-name label wrong": {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.Template.Labels[batch.LegacyJobNameLabel] = "other" }).Obj(),
+		"legacy job-name label wrong": {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.Template.Labels[batch.LegacyJobNameLabel] = "other" }).Internal(),
 			want: errs(invalid, "spec.template.metadata.labels[job-name]")},
-		"prefixed labels missing": {job: makeJob("j").Do(func(j *batch.Job) {
+		"prefixed labels missing": {job: makeJob("j").Do(func(j *batchv1.Job) {
 			delete(j.Spec.Template.Labels, batch.JobNameLabel)
 			j.Spec.Selector.MatchLabels = map[string]string{batch.LegacyControllerUIDLabel: string(j.UID)}
 			delete(j.Spec.Template.Labels, batch.ControllerUIDLabel)
-		}).Obj(), want: errs(required, "spec.template.metadata.labels[batch.jobs.dev/controller-uid]", required, "spec.template.metadata.labels[batch.jobs.dev/job-name]")},
-		"prefixed labels missing when not required": {job: makeJob("j").Do(func(j *batch.Job) {
+		}).Internal(), want: errs(required, "spec.template.metadata.labels[batch.jobs.dev/controller-uid]", required, "spec.template.metadata.labels[batch.jobs.dev/job-name]")},
+		"prefixed labels missing when not required": {job: makeJob("j").Do(func(j *batchv1.Job) {
 			delete(j.Spec.Template.Labels, batch.JobNameLabel)
 			j.Spec.Selector.MatchLabels = map[string]string{batch.LegacyControllerUIDLabel: string(j.UID)}
 			delete(j.Spec.Template.Labels, batch.ControllerUIDLabel)
-		}).Obj(), opts: &JobValidationOptions{}},
-		"selector not auto-generated": {job: makeJob("j").Do(func(j *batch.Job) {
+		}).Internal(), opts: &JobValidationOptions{}},
+		"selector not auto-generated": {job: makeJob("j").Do(func(j *batchv1.Job) {
 			j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
 			j.Spec.Template.Labels["app"] = "x"
-		}).Obj(), want: errs(invalid, "spec.selector")},
-		"manual selector skips the generated-selector checks": {job: makeJob("j").ManualSelector().Obj()},
+		}).Internal(), want: errs(invalid, "spec.selector")},
+		"manual selector skips the generated-selector checks": {job: makeJob("j").Do(manualSelector).Internal()},
 
 		// Selector.
 		// A nil selector matches nothing, so the template labels are reported too.
-		"selector missing": {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.Selector = nil }).Obj(),
+		"selector missing": {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.Selector = nil }).Internal(),
 			want: errs(required, "spec.selector", invalid, "spec.template.metadata.labels")},
-		"selector invalid": {job: makeJob("j").ManualSelector().Do(func(j *batch.Job) {
+		"selector invalid": {job: makeJob("j").Do(manualSelector).Do(func(j *batchv1.Job) {
 			j.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}
-		}).Obj(), want: errs(invalid, "spec.selector.matchExpressions[0].operator")},
-		"selector does not match template labels": {job: makeJob("j").ManualSelector().Do(func(j *batch.Job) { j.Spec.Template.Labels["app"] = "y" }).Obj(),
+		}).Internal(), want: errs(invalid, "spec.selector.matchExpressions[0].operator")},
+		"selector does not match template labels": {job: makeJob("j").Do(manualSelector).Do(func(j *batchv1.Job) { j.Spec.Template.Labels["app"] = "y" }).Internal(),
 			want: errs(invalid, "spec.template.metadata.labels")},
 
 		// Counts.
-		"negative parallelism":             {job: makeJob("j").Parallelism(-1).Obj(), want: errs(invalid, "spec.parallelism")},
-		"negative completions":             {job: makeJob("j").Completions(-1).Obj(), want: errs(invalid, "spec.completions")},
-		"negative activeDeadlineSeconds":   {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](-1) }).Obj(), want: errs(invalid, "spec.activeDeadlineSeconds")},
-		"negative backoffLimit":            {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.BackoffLimit = ptr.To[int32](-1) }).Obj(), want: errs(invalid, "spec.backoffLimit")},
-		"negative ttlSecondsAfterFinished": {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.TTLSecondsAfterFinished = ptr.To[int32](-1) }).Obj(), want: errs(invalid, "spec.ttlSecondsAfterFinished")},
-		"negative backoffLimitPerIndex":    {job: makeJob("j").Indexed(2).BackoffLimitPerIndex(-1).Obj(), want: errs(invalid, "spec.backoffLimitPerIndex")},
-		"negative maxFailedIndexes":        {job: makeJob("j").Indexed(2).BackoffLimitPerIndex(1).MaxFailedIndexes(-1).Obj(), want: errs(invalid, "spec.maxFailedIndexes")},
-		"zero counts": {job: makeJob("j").Parallelism(0).Completions(0).Do(func(j *batch.Job) {
+		"negative parallelism":             {job: makeJob("j").Parallelism(-1).Internal(), want: errs(invalid, "spec.parallelism")},
+		"negative completions":             {job: makeJob("j").Completions(-1).Internal(), want: errs(invalid, "spec.completions")},
+		"negative activeDeadlineSeconds":   {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](-1) }).Internal(), want: errs(invalid, "spec.activeDeadlineSeconds")},
+		"negative backoffLimit":            {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.BackoffLimit = ptr.To[int32](-1) }).Internal(), want: errs(invalid, "spec.backoffLimit")},
+		"negative ttlSecondsAfterFinished": {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.TTLSecondsAfterFinished = ptr.To[int32](-1) }).Internal(), want: errs(invalid, "spec.ttlSecondsAfterFinished")},
+		"negative backoffLimitPerIndex":    {job: makeJob("j").Indexed(2).BackoffLimitPerIndex(-1).Internal(), want: errs(invalid, "spec.backoffLimitPerIndex")},
+		"negative maxFailedIndexes":        {job: makeJob("j").Indexed(2).BackoffLimitPerIndex(1).MaxFailedIndexes(-1).Internal(), want: errs(invalid, "spec.maxFailedIndexes")},
+		"zero counts": {job: makeJob("j").Parallelism(0).Completions(0).Do(func(j *batchv1.Job) {
 			j.Spec.ActiveDeadlineSeconds = ptr.To[int64](0)
 			j.Spec.BackoffLimit = ptr.To[int32](0)
 			j.Spec.TTLSecondsAfterFinished = ptr.To[int32](0)
-		}).Obj()},
-		"maxFailedIndexes without backoffLimitPerIndex": {job: makeJob("j").Indexed(2).MaxFailedIndexes(1).Obj(),
+		}).Internal()},
+		"maxFailedIndexes without backoffLimitPerIndex": {job: makeJob("j").Indexed(2).MaxFailedIndexes(1).Internal(),
 			want: errs(required, "spec.backoffLimitPerIndex")},
 
 		// managedBy.
-		"managedBy reserved value":       {job: makeJob("j").ManagedBy("kubernetes.io/job-controller").Obj()},
-		"managedBy not domain-prefixed":  {job: makeJob("j").ManagedBy("kueue").Obj(), want: errs(invalid, "spec.managedBy")},
-		"managedBy with invalid domain":  {job: makeJob("j").ManagedBy("Kueue_/mk").Obj(), want: errs(invalid, "spec.managedBy")},
-		"managedBy 63 characters":        {job: makeJob("j").ManagedBy("example.com/" + nameOfLength(51)).Obj()},
-		"managedBy longer than 63":       {job: makeJob("j").ManagedBy("example.com/" + nameOfLength(52)).Obj(), want: errs(tooLong, "spec.managedBy")},
-		"completionMode not supported":   {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.CompletionMode = ptr.To[batch.CompletionMode]("Sometimes") }).Obj(), want: errs(notSupported, "spec.completionMode")},
-		"Indexed without completions":    {job: makeJob("j").Indexed(2).Do(func(j *batch.Job) { j.Spec.Completions = nil }).Obj(), want: errs(required, "spec.completions")},
-		"Indexed parallelism above 10^5": {job: makeJob("j").Indexed(10).Parallelism(100_001).Obj(), want: errs(invalid, "spec.parallelism")},
-		"Indexed parallelism 10^5":       {job: makeJob("j").Indexed(10).Parallelism(100_000).Obj()},
-		"maxFailedIndexes above completions": {job: makeJob("j").Indexed(5).BackoffLimitPerIndex(1).MaxFailedIndexes(6).Obj(),
+		"managedBy reserved value":       {job: makeJob("j").ManagedBy("kubernetes.io/job-controller").Internal()},
+		"managedBy not domain-prefixed":  {job: makeJob("j").ManagedBy("kueue").Internal(), want: errs(invalid, "spec.managedBy")},
+		"managedBy with invalid domain":  {job: makeJob("j").ManagedBy("Kueue_/mk").Internal(), want: errs(invalid, "spec.managedBy")},
+		"managedBy 63 characters":        {job: makeJob("j").ManagedBy("example.com/" + nameOfLength(51)).Internal()},
+		"managedBy longer than 63":       {job: makeJob("j").ManagedBy("example.com/" + nameOfLength(52)).Internal(), want: errs(tooLong, "spec.managedBy")},
+		"completionMode not supported":   {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.CompletionMode = ptr.To[batchv1.CompletionMode]("Sometimes") }).Internal(), want: errs(notSupported, "spec.completionMode")},
+		"Indexed without completions":    {job: makeJob("j").Indexed(2).Do(func(j *batchv1.Job) { j.Spec.Completions = nil }).Internal(), want: errs(required, "spec.completions")},
+		"Indexed parallelism above 10^5": {job: makeJob("j").Indexed(10).Parallelism(100_001).Internal(), want: errs(invalid, "spec.parallelism")},
+		"Indexed parallelism 10^5":       {job: makeJob("j").Indexed(10).Parallelism(100_000).Internal()},
+		"maxFailedIndexes above completions": {job: makeJob("j").Indexed(5).BackoffLimitPerIndex(1).MaxFailedIndexes(6).Internal(),
 			want: errs(invalid, "spec.maxFailedIndexes")},
-		"maxFailedIndexes equal to completions": {job: makeJob("j").Indexed(5).BackoffLimitPerIndex(1).MaxFailedIndexes(5).Obj()},
-		"maxFailedIndexes above 10^5": {job: makeJob("j").Indexed(100_000).BackoffLimitPerIndex(1).MaxFailedIndexes(100_001).Obj(),
+		"maxFailedIndexes equal to completions": {job: makeJob("j").Indexed(5).BackoffLimitPerIndex(1).MaxFailedIndexes(5).Internal()},
+		"maxFailedIndexes above 10^5": {job: makeJob("j").Indexed(100_000).BackoffLimitPerIndex(1).MaxFailedIndexes(100_001).Internal(),
 			want: errs(invalid, "spec.maxFailedIndexes", invalid, "spec.maxFailedIndexes")},
-		"completions above 10^5 with backoffLimitPerIndex needs maxFailedIndexes": {job: makeJob("j").Indexed(100_001).Parallelism(10).BackoffLimitPerIndex(1).Obj(),
+		"completions above 10^5 with backoffLimitPerIndex needs maxFailedIndexes": {job: makeJob("j").Indexed(100_001).Parallelism(10).BackoffLimitPerIndex(1).Internal(),
 			want: errs(required, "spec.maxFailedIndexes")},
-		"completions above 10^5 with backoffLimitPerIndex caps parallelism": {job: makeJob("j").Indexed(100_001).Parallelism(10_001).BackoffLimitPerIndex(1).MaxFailedIndexes(10).Obj(),
+		"completions above 10^5 with backoffLimitPerIndex caps parallelism": {job: makeJob("j").Indexed(100_001).Parallelism(10_001).BackoffLimitPerIndex(1).MaxFailedIndexes(10).Internal(),
 			want: errs(invalid, "spec.parallelism")},
-		"completions above 10^5 with backoffLimitPerIndex caps maxFailedIndexes": {job: makeJob("j").Indexed(100_001).Parallelism(10).BackoffLimitPerIndex(1).MaxFailedIndexes(10_001).Obj(),
+		"completions above 10^5 with backoffLimitPerIndex caps maxFailedIndexes": {job: makeJob("j").Indexed(100_001).Parallelism(10).BackoffLimitPerIndex(1).MaxFailedIndexes(10_001).Internal(),
 			want: errs(invalid, "spec.maxFailedIndexes")},
-		"completions above 10^5 with backoffLimitPerIndex at the limits": {job: makeJob("j").Indexed(100_001).Parallelism(10_000).BackoffLimitPerIndex(1).MaxFailedIndexes(10_000).Obj()},
-		"completions above 10^5 without backoffLimitPerIndex":            {job: makeJob("j").Indexed(1_000_000).Parallelism(100_000).Obj()},
-		"backoffLimitPerIndex on NonIndexed": {job: makeJob("j").BackoffLimitPerIndex(1).Obj(),
+		"completions above 10^5 with backoffLimitPerIndex at the limits": {job: makeJob("j").Indexed(100_001).Parallelism(10_000).BackoffLimitPerIndex(1).MaxFailedIndexes(10_000).Internal()},
+		"completions above 10^5 without backoffLimitPerIndex":            {job: makeJob("j").Indexed(1_000_000).Parallelism(100_000).Internal()},
+		"backoffLimitPerIndex on NonIndexed": {job: makeJob("j").BackoffLimitPerIndex(1).Internal(),
 			want: errs(invalid, "spec.backoffLimitPerIndex")},
-		"maxFailedIndexes on NonIndexed": {job: makeJob("j").MaxFailedIndexes(1).Obj(),
+		"maxFailedIndexes on NonIndexed": {job: makeJob("j").MaxFailedIndexes(1).Internal(),
 			want: errs(invalid, "spec.maxFailedIndexes", required, "spec.backoffLimitPerIndex")},
 
 		// podFailurePolicy.
-		"podFailurePolicy with 20 rules": {job: makeJob("j").PodFailurePolicy(repeatRule(onExitCodes(fj, ij, 1), 20)...).Obj()},
-		"podFailurePolicy with 21 rules": {job: makeJob("j").PodFailurePolicy(repeatRule(onExitCodes(fj, ij, 1), 21)...).Obj(),
+		"podFailurePolicy with 20 rules": {job: makeJob("j").PodFailurePolicy(repeatRule(onExitCodes(fj, ij, 1), 20)...).PodReplacementPolicy(batchv1.Failed).Internal()},
+		"podFailurePolicy with 21 rules": {job: makeJob("j").PodFailurePolicy(repeatRule(onExitCodes(fj, ij, 1), 21)...).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(tooMany, "spec.podFailurePolicy.rules")},
-		"rule action missing": {job: makeJob("j").PodFailurePolicy(onExitCodes("", ij, 1)).Obj(), want: errs(required, pfp+".action")},
-		"rule action not supported": {job: makeJob("j").PodFailurePolicy(onExitCodes("Retry", ij, 1)).Obj(),
+		"rule action missing": {job: makeJob("j").PodFailurePolicy(onExitCodes("", ij, 1)).PodReplacementPolicy(batchv1.Failed).Internal(), want: errs(required, pfp+".action")},
+		"rule action not supported": {job: makeJob("j").PodFailurePolicy(onExitCodes("Retry", ij, 1)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(notSupported, pfp+".action")},
-		"FailIndex without backoffLimitPerIndex": {job: makeJob("j").Indexed(2).PodFailurePolicy(onExitCodes(batch.PodFailurePolicyActionFailIndex, ij, 1)).Obj(),
+		"FailIndex without backoffLimitPerIndex": {job: makeJob("j").Indexed(2).PodFailurePolicy(onExitCodes(batchv1.PodFailurePolicyActionFailIndex, ij, 1)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(invalid, pfp+".action")},
-		"rule with both requirements": {job: makeJob("j").PodFailurePolicy(batch.PodFailurePolicyRule{Action: fj,
-			OnExitCodes:     &batch.PodFailurePolicyOnExitCodesRequirement{Operator: ij, Values: []int32{1}},
-			OnPodConditions: patterns(1)}).Obj(), want: errs(invalid, pfp)},
-		"rule with no requirement": {job: makeJob("j").PodFailurePolicy(batch.PodFailurePolicyRule{Action: fj}).Obj(), want: errs(invalid, pfp)},
-		"onExitCodes operator missing": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, "", 1)).Obj(),
+		"rule with both requirements": {job: makeJob("j").PodFailurePolicy(batchv1.PodFailurePolicyRule{Action: fj,
+			OnExitCodes:     &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: ij, Values: []int32{1}},
+			OnPodConditions: patterns(1)}).PodReplacementPolicy(batchv1.Failed).Internal(), want: errs(invalid, pfp)},
+		"rule with no requirement": {job: makeJob("j").PodFailurePolicy(batchv1.PodFailurePolicyRule{Action: fj}).PodReplacementPolicy(batchv1.Failed).Internal(), want: errs(invalid, pfp)},
+		"onExitCodes operator missing": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, "", 1)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(required, pfp+".onExitCodes.operator")},
-		"onExitCodes operator not supported": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, "Between", 1)).Obj(),
+		"onExitCodes operator not supported": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, "Between", 1)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(notSupported, pfp+".onExitCodes.operator")},
-		"onExitCodes containerName unknown": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, 1)).Do(func(j *batch.Job) {
+		"onExitCodes containerName unknown": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, 1)).PodReplacementPolicy(batchv1.Failed).Do(func(j *batchv1.Job) {
 			j.Spec.PodFailurePolicy.Rules[0].OnExitCodes.ContainerName = ptr.To("sidecar")
-		}).Obj(), want: errs(invalid, pfp+".onExitCodes.containerName")},
-		"onExitCodes containerName of an init container": {job: makeJob("j").InitContainers(container("setup")).PodFailurePolicy(onExitCodes(fj, ij, 1)).Do(func(j *batch.Job) {
+		}).Internal(), want: errs(invalid, pfp+".onExitCodes.containerName")},
+		"onExitCodes containerName of an init container": {job: makeJob("j").InitContainers(container("setup")).PodFailurePolicy(onExitCodes(fj, ij, 1)).PodReplacementPolicy(batchv1.Failed).Do(func(j *batchv1.Job) {
 			j.Spec.PodFailurePolicy.Rules[0].OnExitCodes.ContainerName = ptr.To("setup")
-		}).Obj()},
-		"onExitCodes without values": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij)).Obj(),
+		}).Internal()},
+		"onExitCodes without values": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(invalid, pfp+".onExitCodes.values")},
-		"onExitCodes with 255 values": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, exitCodes(255)...)).Obj()},
-		"onExitCodes with 256 values": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, exitCodes(256)...)).Obj(),
+		"onExitCodes with 255 values": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, exitCodes(255)...)).PodReplacementPolicy(batchv1.Failed).Internal()},
+		"onExitCodes with 256 values": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, exitCodes(256)...)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(tooMany, pfp+".onExitCodes.values")},
-		"onExitCodes In 0": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, 0, 1)).Obj(),
+		"onExitCodes In 0": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, 0, 1)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(invalid, pfp+".onExitCodes.values[0]")},
-		"onExitCodes NotIn 0": {job: makeJob("j").PodFailurePolicy(onExitCodes(cnt, notIn, 0)).Obj()},
-		"onExitCodes duplicate value": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, 1, 1)).Obj(),
+		"onExitCodes NotIn 0": {job: makeJob("j").PodFailurePolicy(onExitCodes(cnt, notIn, 0)).PodReplacementPolicy(batchv1.Failed).Internal()},
+		"onExitCodes duplicate value": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, 1, 1)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(duplicate, pfp+".onExitCodes.values[1]")},
-		"onExitCodes not ordered": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, 2, 1)).Obj(),
+		"onExitCodes not ordered": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, 2, 1)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(invalid, pfp+".onExitCodes.values")},
-		"onPodConditions with 20 patterns": {job: makeJob("j").PodFailurePolicy(onConditions(fj, patterns(20)...)).Obj()},
-		"onPodConditions with 21 patterns": {job: makeJob("j").PodFailurePolicy(onConditions(fj, patterns(21)...)).Obj(),
+		"onPodConditions with 20 patterns": {job: makeJob("j").PodFailurePolicy(onConditions(fj, patterns(20)...)).PodReplacementPolicy(batchv1.Failed).Internal()},
+		"onPodConditions with 21 patterns": {job: makeJob("j").PodFailurePolicy(onConditions(fj, patterns(21)...)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(tooMany, pfp+".onPodConditions")},
-		"onPodConditions type not a qualified name": {job: makeJob("j").PodFailurePolicy(onConditions(fj, pattern("Bad Type", corev1.ConditionTrue))).Obj(),
+		"onPodConditions type not a qualified name": {job: makeJob("j").PodFailurePolicy(onConditions(fj, pattern("Bad Type", corev1.ConditionTrue))).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(invalid, pfp+".onPodConditions[0].type")},
-		"onPodConditions status missing": {job: makeJob("j").PodFailurePolicy(onConditions(fj, pattern(corev1.DisruptionTarget, ""))).Obj(),
+		"onPodConditions status missing": {job: makeJob("j").PodFailurePolicy(onConditions(fj, pattern(corev1.DisruptionTarget, ""))).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(required, pfp+".onPodConditions[0].status")},
-		"onPodConditions status not supported": {job: makeJob("j").PodFailurePolicy(onConditions(fj, pattern(corev1.DisruptionTarget, "Maybe"))).Obj(),
+		"onPodConditions status not supported": {job: makeJob("j").PodFailurePolicy(onConditions(fj, pattern(corev1.DisruptionTarget, "Maybe"))).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(notSupported, pfp+".onPodConditions[0].status")},
-		"podFailurePolicy with restartPolicy OnFailure": {job: makeJob("j").RestartPolicy(corev1.RestartPolicyOnFailure).PodFailurePolicy(onExitCodes(fj, ij, 1)).Obj(),
+		"podFailurePolicy with restartPolicy OnFailure": {job: makeJob("j").RestartPolicy(corev1.RestartPolicyOnFailure).PodFailurePolicy(onExitCodes(fj, ij, 1)).PodReplacementPolicy(batchv1.Failed).Internal(),
 			want: errs(invalid, "spec.template.spec.restartPolicy")},
-		"podFailurePolicy with podReplacementPolicy TerminatingOrFailed": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, 1)).PodReplacementPolicy(batch.TerminatingOrFailed).Obj(),
+		"podFailurePolicy with podReplacementPolicy TerminatingOrFailed": {job: makeJob("j").PodFailurePolicy(onExitCodes(fj, ij, 1)).PodReplacementPolicy(batchv1.Failed).PodReplacementPolicy(batchv1.TerminatingOrFailed).Internal(),
 			want: errs(notSupported, "spec.podReplacementPolicy")},
-		"podReplacementPolicy not supported": {job: makeJob("j").PodReplacementPolicy("Eventually").Obj(),
+		"podReplacementPolicy not supported": {job: makeJob("j").PodReplacementPolicy("Eventually").Internal(),
 			want: errs(notSupported, "spec.podReplacementPolicy")},
-		"podReplacementPolicy Failed": {job: makeJob("j").PodReplacementPolicy(batch.Failed).Obj()},
+		"podReplacementPolicy Failed": {job: makeJob("j").PodReplacementPolicy(batchv1.Failed).Internal()},
 
 		// successPolicy.
-		"successPolicy on NonIndexed": {job: makeJob("j").SuccessPolicy(successRules(1)...).Obj(), want: errs(invalid, "spec.successPolicy")},
-		"successPolicy without rules": {job: makeJob("j").Indexed(5).SuccessPolicy().Obj(), want: errs(required, sp)},
-		"successPolicy with 20 rules": {job: makeJob("j").Indexed(5).SuccessPolicy(successRules(20)...).Obj()},
-		"successPolicy with 21 rules": {job: makeJob("j").Indexed(5).SuccessPolicy(successRules(21)...).Obj(), want: errs(tooMany, sp)},
-		"successPolicy rule empty":    {job: makeJob("j").Indexed(5).SuccessPolicy(batch.SuccessPolicyRule{}).Obj(), want: errs(required, sp+"[0]")},
-		"succeededIndexes malformed": {job: makeJob("j").Indexed(5).SuccessPolicy(batch.SuccessPolicyRule{SucceededIndexes: ptr.To("1-2-3")}).Obj(),
+		"successPolicy on NonIndexed": {job: makeJob("j").SuccessPolicy(successRules(1)...).Internal(), want: errs(invalid, "spec.successPolicy")},
+		"successPolicy without rules": {job: makeJob("j").Indexed(5).SuccessPolicy().Internal(), want: errs(required, sp)},
+		"successPolicy with 20 rules": {job: makeJob("j").Indexed(5).SuccessPolicy(successRules(20)...).Internal()},
+		"successPolicy with 21 rules": {job: makeJob("j").Indexed(5).SuccessPolicy(successRules(21)...).Internal(), want: errs(tooMany, sp)},
+		"successPolicy rule empty":    {job: makeJob("j").Indexed(5).SuccessPolicy(batchv1.SuccessPolicyRule{}).Internal(), want: errs(required, sp+"[0]")},
+		"succeededIndexes malformed": {job: makeJob("j").Indexed(5).SuccessPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("1-2-3")}).Internal(),
 			want: errs(invalid, sp+"[0].succeededIndexes")},
-		"succeededIndexes out of range": {job: makeJob("j").Indexed(5).SuccessPolicy(batch.SuccessPolicyRule{SucceededIndexes: ptr.To("0,5")}).Obj(),
+		"succeededIndexes out of range": {job: makeJob("j").Indexed(5).SuccessPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("0,5")}).Internal(),
 			want: errs(invalid, sp+"[0].succeededIndexes")},
-		"succeededIndexes not increasing": {job: makeJob("j").Indexed(5).SuccessPolicy(batch.SuccessPolicyRule{SucceededIndexes: ptr.To("3,1")}).Obj(),
+		"succeededIndexes not increasing": {job: makeJob("j").Indexed(5).SuccessPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("3,1")}).Internal(),
 			want: errs(invalid, sp+"[0].succeededIndexes")},
-		"succeededIndexes of 64KiB": {job: makeJob("j").Indexed(5).SuccessPolicy(batch.SuccessPolicyRule{SucceededIndexes: ptr.To(strings.Repeat("0", 64*1024))}).Obj()},
-		"succeededIndexes longer than 64KiB": {job: makeJob("j").Indexed(5).SuccessPolicy(batch.SuccessPolicyRule{SucceededIndexes: ptr.To(strings.Repeat("0", 64*1024+1))}).Obj(),
+		"succeededIndexes of 64KiB": {job: makeJob("j").Indexed(5).SuccessPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To(strings.Repeat("0", 64*1024))}).Internal()},
+		"succeededIndexes longer than 64KiB": {job: makeJob("j").Indexed(5).SuccessPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To(strings.Repeat("0", 64*1024+1))}).Internal(),
 			want: errs(tooLong, sp+"[0].succeededIndexes")},
-		"succeededCount negative": {job: makeJob("j").Indexed(5).SuccessPolicy(batch.SuccessPolicyRule{SucceededCount: ptr.To[int32](-1)}).Obj(),
+		"succeededCount negative": {job: makeJob("j").Indexed(5).SuccessPolicy(batchv1.SuccessPolicyRule{SucceededCount: ptr.To[int32](-1)}).Internal(),
 			want: errs(invalid, sp+"[0].succeededCount")},
-		"succeededCount above completions": {job: makeJob("j").Indexed(5).SuccessPolicy(batch.SuccessPolicyRule{SucceededCount: ptr.To[int32](6)}).Obj(),
+		"succeededCount above completions": {job: makeJob("j").Indexed(5).SuccessPolicy(batchv1.SuccessPolicyRule{SucceededCount: ptr.To[int32](6)}).Internal(),
 			want: errs(invalid, sp+"[0].succeededCount")},
-		"succeededCount above the succeededIndexes size": {job: makeJob("j").Indexed(5).SuccessPolicy(batch.SuccessPolicyRule{SucceededIndexes: ptr.To("0-2"), SucceededCount: ptr.To[int32](4)}).Obj(),
+		"succeededCount above the succeededIndexes size": {job: makeJob("j").Indexed(5).SuccessPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("0-2"), SucceededCount: ptr.To[int32](4)}).Internal(),
 			want: errs(invalid, sp+"[0].succeededCount")},
-		"succeededCount equal to the succeededIndexes size": {job: makeJob("j").Indexed(5).SuccessPolicy(batch.SuccessPolicyRule{SucceededIndexes: ptr.To("0-2"), SucceededCount: ptr.To[int32](3)}).Obj()},
+		"succeededCount equal to the succeededIndexes size": {job: makeJob("j").Indexed(5).SuccessPolicy(batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To("0-2"), SucceededCount: ptr.To[int32](3)}).Internal()},
 
 		// Restart policy.
-		"restartPolicy OnFailure": {job: makeJob("j").RestartPolicy(corev1.RestartPolicyOnFailure).Obj()},
-		"restartPolicy Always (the pod default)": {job: makeJob("j").RestartPolicy(corev1.RestartPolicyAlways).Obj(),
+		"restartPolicy OnFailure": {job: makeJob("j").RestartPolicy(corev1.RestartPolicyOnFailure).Internal()},
+		"restartPolicy Always (the pod default)": {job: makeJob("j").RestartPolicy(corev1.RestartPolicyAlways).Internal(),
 			want: errs(required, "spec.template.spec.restartPolicy")},
-		"restartPolicy empty": {job: makeJob("j").RestartPolicy("").Obj(),
+		"restartPolicy empty": {job: makeJob("j").RestartPolicy("").Internal(),
 			want: errs(required, "spec.template.spec.restartPolicy", required, "spec.template.spec.restartPolicy")},
-		"restartPolicy not supported": {job: makeJob("j").RestartPolicy("Sometimes").Obj(),
+		"restartPolicy not supported": {job: makeJob("j").RestartPolicy("Sometimes").Internal(),
 			want: errs(notSupported, "spec.template.spec.restartPolicy", notSupported, "spec.template.spec.restartPolicy")},
 
 		// Pod template.
-		"template label key invalid": {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.Template.Labels["a b"] = "c" }).Obj(),
+		"template label key invalid": {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.Template.Labels["a b"] = "c" }).Internal(),
 			want: errs(invalid, "spec.template.labels")},
-		"template annotation key invalid": {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.Template.Annotations = map[string]string{"a b": "c"} }).Obj(),
+		"template annotation key invalid": {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.Template.Annotations = map[string]string{"a b": "c"} }).Internal(),
 			want: errs(invalid, "spec.template.annotations")},
-		"no containers":           {job: makeJob("j").Containers().Obj(), want: errs(required, "spec.template.spec.containers")},
-		"container name missing":  {job: makeJob("j").Containers(container("")).Obj(), want: errs(required, ctr+".name")},
-		"container name invalid":  {job: makeJob("j").Containers(container("Main")).Obj(), want: errs(invalid, ctr+".name")},
-		"container name 63 long":  {job: makeJob("j").Containers(container(nameOfLength(63))).Obj()},
-		"container name 64 long":  {job: makeJob("j").Containers(container(nameOfLength(64))).Obj(), want: errs(invalid, ctr+".name")},
-		"container name repeated": {job: makeJob("j").Containers(container("main"), container("main")).Obj(), want: errs(duplicate, "spec.template.spec.containers[1].name")},
-		"init container name taken by a container": {job: makeJob("j").InitContainers(container("main")).Obj(),
+		"no containers":           {job: makeJob("j").Containers().Internal(), want: errs(required, "spec.template.spec.containers")},
+		"container name missing":  {job: makeJob("j").Containers(container("")).Internal(), want: errs(required, ctr+".name")},
+		"container name invalid":  {job: makeJob("j").Containers(container("Main")).Internal(), want: errs(invalid, ctr+".name")},
+		"container name 63 long":  {job: makeJob("j").Containers(container(nameOfLength(63))).Internal()},
+		"container name 64 long":  {job: makeJob("j").Containers(container(nameOfLength(64))).Internal(), want: errs(invalid, ctr+".name")},
+		"container name repeated": {job: makeJob("j").Containers(container("main"), container("main")).Internal(), want: errs(duplicate, "spec.template.spec.containers[1].name")},
+		"init container name taken by a container": {job: makeJob("j").InitContainers(container("main")).Internal(),
 			want: errs(duplicate, "spec.template.spec.initContainers[0].name")},
-		"init container name invalid": {job: makeJob("j").InitContainers(container("-setup")).Obj(),
+		"init container name invalid": {job: makeJob("j").InitContainers(container("-setup")).Internal(),
 			want: errs(invalid, "spec.template.spec.initContainers[0].name")},
-		"image missing": {job: makeJob("j").Containers(func() corev1.Container { c := container("main"); c.Image = ""; return c }()).Obj(),
+		"image missing": {job: makeJob("j").Containers(func() corev1.Container { c := container("main"); c.Image = ""; return c }()).Internal(),
 			want: errs(required, ctr+".image")},
-		"init container image missing": {job: makeJob("j").InitContainers(func() corev1.Container { c := container("setup"); c.Image = ""; return c }()).Obj(),
+		"init container image missing": {job: makeJob("j").InitContainers(func() corev1.Container { c := container("setup"); c.Image = ""; return c }()).Internal(),
 			want: errs(required, "spec.template.spec.initContainers[0].image")},
-		"imagePullPolicy missing": {job: makeJob("j").Containers(func() corev1.Container { c := container("main"); c.ImagePullPolicy = ""; return c }()).Obj(),
+		"imagePullPolicy missing": {job: makeJob("j").Containers(func() corev1.Container { c := container("main"); c.ImagePullPolicy = ""; return c }()).Internal(),
 			want: errs(required, ctr+".imagePullPolicy")},
-		"terminationMessagePolicy not supported": {job: makeJob("j").Containers(func() corev1.Container { c := container("main"); c.TerminationMessagePolicy = "Tail"; return c }()).Obj(),
+		"terminationMessagePolicy not supported": {job: makeJob("j").Containers(func() corev1.Container { c := container("main"); c.TerminationMessagePolicy = "Tail"; return c }()).Internal(),
 			want: errs(notSupported, ctr+".terminationMessagePolicy")},
-		"terminationGracePeriodSeconds missing": {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.Template.Spec.TerminationGracePeriodSeconds = nil }).Obj(),
+		"terminationGracePeriodSeconds missing": {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.Template.Spec.TerminationGracePeriodSeconds = nil }).Internal(),
 			want: errs(required, "spec.template.spec.terminationGracePeriodSeconds")},
-		"dnsPolicy not supported": {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.Template.Spec.DNSPolicy = "Public" }).Obj(),
+		"dnsPolicy not supported": {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.Template.Spec.DNSPolicy = "Public" }).Internal(),
 			want: errs(notSupported, "spec.template.spec.dnsPolicy")},
-		"nodeSelector value invalid": {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a b"} }).Obj(),
+		"nodeSelector value invalid": {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a b"} }).Internal(),
 			want: errs(invalid, "spec.template.spec.nodeSelector")},
-		"ephemeral containers": {job: makeJob("j").Do(func(j *batch.Job) {
+		"ephemeral containers": {job: makeJob("j").Do(func(j *batchv1.Job) {
 			// Defaulted, as every template reaching validation is.
 			j.Spec.Template.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
 				Name: "debug", Image: "busybox", ImagePullPolicy: corev1.PullAlways, TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 			}}}
-		}).Obj(), want: errs(forbidden, "spec.template.spec.ephemeralContainers")},
-		"container port valid":        {job: makeJob("j").Containers(withPorts(container("main"), tcp(8080), tcp(65535))).Obj()},
-		"container port missing":      {job: makeJob("j").Containers(withPorts(container("main"), tcp(0))).Obj(), want: errs(required, ctr+".ports[0].containerPort")},
-		"container port out of range": {job: makeJob("j").Containers(withPorts(container("main"), tcp(65536))).Obj(), want: errs(invalid, ctr+".ports[0].containerPort")},
-		"host port out of range":      {job: makeJob("j").Containers(withPorts(container("main"), corev1.ContainerPort{ContainerPort: 80, HostPort: 70000, Protocol: "TCP"})).Obj(), want: errs(invalid, ctr+".ports[0].hostPort")},
-		"port protocol not supported": {job: makeJob("j").Containers(withPorts(container("main"), corev1.ContainerPort{ContainerPort: 80, Protocol: "QUIC"})).Obj(), want: errs(notSupported, ctr+".ports[0].protocol")},
-		"port protocol missing":       {job: makeJob("j").Containers(withPorts(container("main"), corev1.ContainerPort{ContainerPort: 80})).Obj(), want: errs(required, ctr+".ports[0].protocol")},
-		"port name invalid":           {job: makeJob("j").Containers(withPorts(container("main"), corev1.ContainerPort{Name: "http_port", ContainerPort: 80, Protocol: "TCP"})).Obj(), want: errs(invalid, ctr+".ports[0].name")},
-		"port name repeated":          {job: makeJob("j").Containers(withPorts(container("main"), corev1.ContainerPort{Name: "http", ContainerPort: 80, Protocol: "TCP"}, corev1.ContainerPort{Name: "http", ContainerPort: 81, Protocol: "TCP"})).Obj(), want: errs(duplicate, ctr+".ports[1].name")},
-		"host port used by two containers": {job: makeJob("j").Containers(withPorts(container("a"), corev1.ContainerPort{ContainerPort: 80, HostPort: 8080, Protocol: "TCP"}), withPorts(container("b"), corev1.ContainerPort{ContainerPort: 81, HostPort: 8080, Protocol: "TCP"})).Obj(),
+		}).Internal(), want: errs(forbidden, "spec.template.spec.ephemeralContainers")},
+		"container port valid":        {job: makeJob("j").Containers(withPorts(container("main"), tcp(8080), tcp(65535))).Internal()},
+		"container port missing":      {job: makeJob("j").Containers(withPorts(container("main"), tcp(0))).Internal(), want: errs(required, ctr+".ports[0].containerPort")},
+		"container port out of range": {job: makeJob("j").Containers(withPorts(container("main"), tcp(65536))).Internal(), want: errs(invalid, ctr+".ports[0].containerPort")},
+		"host port out of range":      {job: makeJob("j").Containers(withPorts(container("main"), corev1.ContainerPort{ContainerPort: 80, HostPort: 70000, Protocol: "TCP"})).Internal(), want: errs(invalid, ctr+".ports[0].hostPort")},
+		"port protocol not supported": {job: makeJob("j").Containers(withPorts(container("main"), corev1.ContainerPort{ContainerPort: 80, Protocol: "QUIC"})).Internal(), want: errs(notSupported, ctr+".ports[0].protocol")},
+		"port protocol missing":       {job: makeJob("j").Containers(withPorts(container("main"), corev1.ContainerPort{ContainerPort: 80})).Internal(), want: errs(required, ctr+".ports[0].protocol")},
+		"port name invalid":           {job: makeJob("j").Containers(withPorts(container("main"), corev1.ContainerPort{Name: "http_port", ContainerPort: 80, Protocol: "TCP"})).Internal(), want: errs(invalid, ctr+".ports[0].name")},
+		"port name repeated":          {job: makeJob("j").Containers(withPorts(container("main"), corev1.ContainerPort{Name: "http", ContainerPort: 80, Protocol: "TCP"}, corev1.ContainerPort{Name: "http", ContainerPort: 81, Protocol: "TCP"})).Internal(), want: errs(duplicate, ctr+".ports[1].name")},
+		"host port used by two containers": {job: makeJob("j").Containers(withPorts(container("a"), corev1.ContainerPort{ContainerPort: 80, HostPort: 8080, Protocol: "TCP"}), withPorts(container("b"), corev1.ContainerPort{ContainerPort: 81, HostPort: 8080, Protocol: "TCP"})).Internal(),
 			want: errs(duplicate, "spec.template.spec.containers[1].ports[0].hostPort")},
 		"resources within limits": {job: makeJob("j").Containers(withResources(container("main"), resources(
 			map[corev1.ResourceName]string{"cpu": "1", "memory": "1Gi", "example.com/gpu": "2"},
-			map[corev1.ResourceName]string{"cpu": "1", "memory": "2Gi", "example.com/gpu": "2"}))).Obj()},
-		"resource quantity negative": {job: makeJob("j").Containers(withResources(container("main"), resources(nil, map[corev1.ResourceName]string{"cpu": "-1"}))).Obj(),
+			map[corev1.ResourceName]string{"cpu": "1", "memory": "2Gi", "example.com/gpu": "2"}))).Internal()},
+		"resource quantity negative": {job: makeJob("j").Containers(withResources(container("main"), resources(nil, map[corev1.ResourceName]string{"cpu": "-1"}))).Internal(),
 			want: errs(invalid, ctr+".resources.limits[cpu]")},
-		"request above limit": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"memory": "2Gi"}, map[corev1.ResourceName]string{"memory": "1Gi"}))).Obj(),
+		"request above limit": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"memory": "2Gi"}, map[corev1.ResourceName]string{"memory": "1Gi"}))).Internal(),
 			want: errs(invalid, ctr+".resources.requests")},
-		"resource name not standard": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"gpu": "1"}, nil))).Obj(),
+		"resource name not standard": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"gpu": "1"}, nil))).Internal(),
 			want: errs(invalid, ctr+".resources.requests[gpu]", invalid, ctr+".resources.requests[gpu]")},
-		"resource name not for containers": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"pods": "1"}, nil))).Obj(),
+		"resource name not for containers": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"pods": "1"}, nil))).Internal(),
 			want: errs(invalid, ctr+".resources.requests[pods]")},
-		"extended resource fractional": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"example.com/gpu": "500m"}, map[corev1.ResourceName]string{"example.com/gpu": "500m"}))).Obj(),
+		"extended resource fractional": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"example.com/gpu": "500m"}, map[corev1.ResourceName]string{"example.com/gpu": "500m"}))).Internal(),
 			want: errs(invalid, ctr+".resources.requests[example.com/gpu]", invalid, ctr+".resources.limits[example.com/gpu]")},
-		"extended resource without limit": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"example.com/gpu": "1"}, nil))).Obj(),
+		"extended resource without limit": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"example.com/gpu": "1"}, nil))).Internal(),
 			want: errs(required, ctr+".resources.limits")},
-		"extended resource request below limit": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"example.com/gpu": "1"}, map[corev1.ResourceName]string{"example.com/gpu": "2"}))).Obj(),
+		"extended resource request below limit": {job: makeJob("j").Containers(withResources(container("main"), resources(map[corev1.ResourceName]string{"example.com/gpu": "1"}, map[corev1.ResourceName]string{"example.com/gpu": "2"}))).Internal(),
 			want: errs(invalid, ctr+".resources.requests")},
-		"hugepages without cpu or memory": {job: makeJob("j").Containers(withResources(container("main"), resources(nil, map[corev1.ResourceName]string{"hugepages-2Mi": "2Mi"}))).Obj(),
+		"hugepages without cpu or memory": {job: makeJob("j").Containers(withResources(container("main"), resources(nil, map[corev1.ResourceName]string{"hugepages-2Mi": "2Mi"}))).Internal(),
 			want: errs(forbidden, ctr+".resources")},
 	}
 	for name, tc := range cases {
@@ -307,22 +308,22 @@ func TestValidateGeneratedSelector(t *testing.T) {
 		requirePrefixed bool
 		want            field.ErrorList
 	}{
-		"generated labels present": {job: makeJob("j").Obj(), requirePrefixed: true},
-		"manual selector":          {job: makeJob("j").ManualSelector().Obj(), requirePrefixed: true},
-		"no selector":              {job: makeJob("j").Do(func(j *batch.Job) { j.Spec.Selector = nil }).Obj(), requirePrefixed: true},
-		"prefixed labels wrong": {job: makeJob("j").Do(func(j *batch.Job) {
+		"generated labels present": {job: makeJob("j").Internal(), requirePrefixed: true},
+		"manual selector":          {job: makeJob("j").Do(manualSelector).Internal(), requirePrefixed: true},
+		"no selector":              {job: makeJob("j").Do(func(j *batchv1.Job) { j.Spec.Selector = nil }).Internal(), requirePrefixed: true},
+		"prefixed labels wrong": {job: makeJob("j").Do(func(j *batchv1.Job) {
 			j.Spec.Template.Labels[batch.JobNameLabel] = "x"
 			j.Spec.Template.Labels[batch.ControllerUIDLabel] = "x"
-		}).Obj(), requirePrefixed: true, want: errs(invalid, "spec.template.metadata.labels[batch.jobs.dev/controller-uid]",
+		}).Internal(), requirePrefixed: true, want: errs(invalid, "spec.template.metadata.labels[batch.jobs.dev/controller-uid]",
 			invalid, "spec.template.metadata.labels[batch.jobs.dev/job-name]")},
-		"legacy selector with prefixed labels wrong but not required": {job: makeJob("j").Do(func(j *batch.Job) {
+		"legacy selector with prefixed labels wrong but not required": {job: makeJob("j").Do(func(j *batchv1.Job) {
 			j.Spec.Selector.MatchLabels = map[string]string{batch.LegacyControllerUIDLabel: string(j.UID)}
 			j.Spec.Template.Labels[batch.JobNameLabel] = "x"
-		}).Obj()},
-		"prefixed selector when prefixed labels are not required": {job: makeJob("j").Obj(), want: errs(invalid, "spec.selector")},
-		"selector on another uid": {job: makeJob("j").Do(func(j *batch.Job) {
+		}).Internal()},
+		"prefixed selector when prefixed labels are not required": {job: makeJob("j").Internal(), want: errs(invalid, "spec.selector")},
+		"selector on another uid": {job: makeJob("j").Do(func(j *batchv1.Job) {
 			j.Spec.Selector.MatchLabels[batch.ControllerUIDLabel] = "other"
-		}).Obj(), requirePrefixed: true, want: errs(invalid, "spec.selector")},
+		}).Internal(), requirePrefixed: true, want: errs(invalid, "spec.selector")},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

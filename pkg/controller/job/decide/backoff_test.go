@@ -24,17 +24,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
 func TestFinishTime(t *testing.T) {
 	sidecar := func(b *podFx) *podFx {
-		b.p.Spec.InitContainers = []corev1.Container{{Name: "side", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}, {Name: "init"}}
-		return b
+		return b.Do(func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "side", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}, {Name: "init"}}
+		})
 	}
-	withStatus := func(b *podFx, list *[]corev1.ContainerStatus, cs corev1.ContainerStatus) *podFx {
-		*list = append(*list, cs)
-		return b
+	withInitStatus := func(b *podFx, cs corev1.ContainerStatus) *podFx {
+		return b.Do(func(p *corev1.Pod) { p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, cs) })
 	}
 	cases := map[string]struct {
 		pod  *corev1.Pod
@@ -42,73 +43,79 @@ func TestFinishTime(t *testing.T) {
 	}{
 		"all containers terminated: the latest FinishedAt": {
 			pod: func() *corev1.Pod {
-				b := pod("a").failed().endedAt(at(-time.Hour))
-				b.p.Status.ContainerStatuses = []corev1.ContainerStatus{terminated("x", 1, at(-3*time.Second)), terminated("y", 1, at(-2*time.Second))}
-				return b.obj()
+				b := pod("a").Failed(t0).EndedAt(at(-time.Hour))
+				b.Do(func(p *corev1.Pod) {
+					p.Status.ContainerStatuses = []corev1.ContainerStatus{batchtesting.TerminatedContainer("x", 1, at(-3*time.Second)), batchtesting.TerminatedContainer("y", 1, at(-2*time.Second))}
+				})
+				return b.Obj()
 			}(),
 			want: at(-2 * time.Second),
 		},
 		"a container still running: Ready=False is used": {
 			pod: func() *corev1.Pod {
-				b := pod("a").failed().endedAt(at(-time.Minute))
-				b.p.Status.ContainerStatuses = []corev1.ContainerStatus{terminated("x", 1, at(-3*time.Second)), {Name: "y"}}
-				return b.obj()
+				b := pod("a").Failed(t0).EndedAt(at(-time.Minute))
+				b.Do(func(p *corev1.Pod) {
+					p.Status.ContainerStatuses = []corev1.ContainerStatus{batchtesting.TerminatedContainer("x", 1, at(-3*time.Second)), {Name: "y"}}
+				})
+				return b.Obj()
 			}(),
 			want: at(-time.Minute),
 		},
 		"a terminated container without FinishedAt: Ready=False is used": {
 			pod: func() *corev1.Pod {
-				b := pod("a").failed().endedAt(at(-time.Minute))
-				b.p.Status.ContainerStatuses = []corev1.ContainerStatus{terminated("x", 1, time.Time{})}
-				return b.obj()
+				b := pod("a").Failed(t0).EndedAt(at(-time.Minute))
+				b.Do(func(p *corev1.Pod) {
+					p.Status.ContainerStatuses = []corev1.ContainerStatus{batchtesting.TerminatedContainer("x", 1, time.Time{})}
+				})
+				return b.Obj()
 			}(),
 			want: at(-time.Minute),
 		},
 		"Ready=True is no end: the deletion is used": {
-			pod:  pod("a").ready().deleted().obj(),
+			pod:  pod("a").ReadySince(at(-time.Minute)).Deleted(t0).Obj(),
 			want: t0,
 		},
 		"Ready=False without a time: the deletion is used": {
-			pod:  pod("a").phase(corev1.PodFailed).deleted().podCond(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse}).obj(),
+			pod:  pod("a").Phase(corev1.PodFailed).Deleted(t0).Condition(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse}).Obj(),
 			want: t0,
 		},
 		"the deletion less its grace period": {
 			pod: func() *corev1.Pod {
-				p := pod("a").phase(corev1.PodFailed).deleted().obj()
+				p := pod("a").Phase(corev1.PodFailed).Deleted(t0).Obj()
 				p.DeletionGracePeriodSeconds = ptr.To[int64](30)
 				return p
 			}(),
 			want: at(-30 * time.Second),
 		},
 		"nothing else: the creation": {
-			pod:  pod("a").phase(corev1.PodFailed).created(at(-2 * time.Hour)).obj(),
+			pod:  pod("a").Phase(corev1.PodFailed).CreationTimestamp(at(-2 * time.Hour)).Obj(),
 			want: at(-2 * time.Hour),
 		},
 		"a sidecar that stopped after the main container: the sidecar's end": {
 			pod: func() *corev1.Pod {
-				b := sidecar(pod("a").succeeded().endedAt(at(-time.Hour)).exit("main", 0))
-				return withStatus(b, &b.p.Status.InitContainerStatuses, terminated("side", 0, at(time.Second))).obj()
+				b := sidecar(pod("a").Succeeded(t0).EndedAt(at(-time.Hour)).ExitCode("main", 0, t0))
+				return withInitStatus(b, batchtesting.TerminatedContainer("side", 0, at(time.Second))).Obj()
 			}(),
 			want: at(time.Second),
 		},
 		"a sidecar still running: Ready=False is used": {
 			pod: func() *corev1.Pod {
-				b := sidecar(pod("a").succeeded().endedAt(at(-time.Hour)).exit("main", 0))
-				return withStatus(b, &b.p.Status.InitContainerStatuses, corev1.ContainerStatus{Name: "side"}).obj()
+				b := sidecar(pod("a").Succeeded(t0).EndedAt(at(-time.Hour)).ExitCode("main", 0, t0))
+				return withInitStatus(b, corev1.ContainerStatus{Name: "side"}).Obj()
 			}(),
 			want: at(-time.Hour),
 		},
 		"a plain init container does not count": {
 			pod: func() *corev1.Pod {
-				b := sidecar(pod("a").succeeded().endedAt(at(-time.Hour)).exit("main", 0))
-				return withStatus(b, &b.p.Status.InitContainerStatuses, terminated("init", 0, at(time.Hour))).obj()
+				b := sidecar(pod("a").Succeeded(t0).EndedAt(at(-time.Hour)).ExitCode("main", 0, t0))
+				return withInitStatus(b, batchtesting.TerminatedContainer("init", 0, at(time.Hour))).Obj()
 			}(),
 			want: t0,
 		},
 		"only the first Ready condition counts": {
-			pod: pod("a").phase(corev1.PodFailed).created(at(-time.Hour)).
-				podCond(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: mt(at(-time.Minute))}).
-				podCond(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: mt(at(-time.Second))}).obj(),
+			pod: pod("a").Phase(corev1.PodFailed).CreationTimestamp(at(-time.Hour)).
+				Condition(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: mt(at(-time.Minute))}).
+				Condition(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: mt(at(-time.Second))}).Obj(),
 			want: at(-time.Hour),
 		},
 	}
@@ -124,9 +131,9 @@ func TestFinishTime(t *testing.T) {
 func TestNextFailureRecord(t *testing.T) {
 	ended := func(name string, ok bool, d time.Duration) *corev1.Pod {
 		if ok {
-			return pod(name).succeeded().endedAt(at(d)).obj()
+			return pod(name).Succeeded(t0).EndedAt(at(d)).Obj()
 		}
-		return pod(name).failed().endedAt(at(d)).obj()
+		return pod(name).Failed(t0).EndedAt(at(d)).Obj()
 	}
 	cases := map[string]struct {
 		prev              FailureRecord
@@ -220,12 +227,12 @@ func TestIndexBackoffLeft(t *testing.T) {
 		want time.Duration
 	}{
 		"the index never failed":                      {},
-		"first failure, just now":                     {last: pod("a").failed().obj(), want: 10 * time.Second},
-		"no count annotation reads as no failure":     {last: pod("a").failed().endedAt(at(-4 * time.Second)).obj(), want: 6 * time.Second},
-		"two failures before, 5s ago":                 {last: pod("a").failures(2).failed().endedAt(at(-5 * time.Second)).obj(), want: 35 * time.Second},
-		"ignored failures count as failures in a row": {last: pod("a").failures(1).ignoredFailures(1).failed().obj(), want: 40 * time.Second},
-		"many failures: capped":                       {last: pod("a").failures(50).failed().obj(), want: 10 * time.Minute},
-		"the delay is over":                           {last: pod("a").failures(1).failed().endedAt(at(-time.Minute)).obj()},
+		"first failure, just now":                     {last: pod("a").Failed(t0).Obj(), want: 10 * time.Second},
+		"no count annotation reads as no failure":     {last: pod("a").Failed(t0).EndedAt(at(-4 * time.Second)).Obj(), want: 6 * time.Second},
+		"two failures before, 5s ago":                 {last: pod("a").IndexFailureCount(2).Failed(t0).EndedAt(at(-5 * time.Second)).Obj(), want: 35 * time.Second},
+		"ignored failures count as failures in a row": {last: pod("a").IndexFailureCount(1).IgnoredFailureCount(1).Failed(t0).Obj(), want: 40 * time.Second},
+		"many failures: capped":                       {last: pod("a").IndexFailureCount(50).Failed(t0).Obj(), want: 10 * time.Minute},
+		"the delay is over":                           {last: pod("a").IndexFailureCount(1).Failed(t0).EndedAt(at(-time.Minute)).Obj()},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -238,18 +245,20 @@ func TestIndexBackoffLeft(t *testing.T) {
 
 func TestRestartsExhausted(t *testing.T) {
 	restartsIn := func(phase corev1.PodPhase, init, regular int32) *corev1.Pod {
-		p := pod("a").phase(phase).obj()
+		p := pod("a").Phase(phase).Obj()
 		p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "i", RestartCount: init}}
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "m", RestartCount: regular}}
 		return p
 	}
-	onFailure := func(limit int32) *batchv1.Job { return job("j").restartOnFailure().backoffLimit(limit).obj() }
+	onFailure := func(limit int32) *batchv1.Job {
+		return job("j").RestartPolicy(corev1.RestartPolicyOnFailure).BackoffLimit(limit).Obj()
+	}
 	cases := map[string]struct {
 		job  *batchv1.Job
 		pods []*corev1.Pod
 		want bool
 	}{
-		"restartPolicy Never: restarts do not count": {job: job("j").backoffLimit(1).obj(), pods: []*corev1.Pod{restartsIn(corev1.PodRunning, 0, 5)}},
+		"restartPolicy Never: restarts do not count": {job: job("j").BackoffLimit(1).Obj(), pods: []*corev1.Pod{restartsIn(corev1.PodRunning, 0, 5)}},
 		"below the limit":                {job: onFailure(3), pods: []*corev1.Pod{restartsIn(corev1.PodRunning, 0, 2)}},
 		"at the limit":                   {job: onFailure(3), pods: []*corev1.Pod{restartsIn(corev1.PodRunning, 1, 2)}, want: true},
 		"summed over Pods":               {job: onFailure(3), pods: []*corev1.Pod{restartsIn(corev1.PodRunning, 0, 2), restartsIn(corev1.PodPending, 0, 1)}, want: true},

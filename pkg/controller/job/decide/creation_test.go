@@ -51,10 +51,7 @@ func TestCreations(t *testing.T) {
 		return m
 	}
 	tracking := []string{batch.JobTrackingFinalizer}
-	withInit := func(b *jobFx) *jobFx {
-		b.j.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "init"}}
-		return b
-	}
+	withInit := func(b *jobFx) *jobFx { return b.InitContainers(corev1.Container{Name: "init"}) }
 	cases := map[string]struct {
 		job     *batchv1.Job
 		n       int
@@ -63,7 +60,7 @@ func TestCreations(t *testing.T) {
 		want    []PodCreation
 	}{
 		"NonIndexed: n Pods of the template with the finalizer": {
-			job: job("j").obj(), n: 2,
+			job: job("j").Obj(), n: 2,
 			want: []PodCreation{
 				{Index: -1, GenerateName: "j-", Template: template(base(nil), nil, tracking, "", nil, nil, false)},
 				{Index: -1, GenerateName: "j-", Template: template(base(nil), nil, tracking, "", nil, nil, false)},
@@ -71,14 +68,14 @@ func TestCreations(t *testing.T) {
 		},
 		"a finalizer already in the template is not added twice": {
 			job: func() *batchv1.Job {
-				j := job("j").obj()
+				j := job("j").Obj()
 				j.Spec.Template.Finalizers = []string{"x", batch.JobTrackingFinalizer}
 				return j
 			}(), n: 1,
 			want: []PodCreation{{Index: -1, GenerateName: "j-", Template: template(base(nil), nil, []string{"x", batch.JobTrackingFinalizer}, "", nil, nil, false)}},
 		},
 		"Indexed: index annotation and label, hostname, name prefix and the variable": {
-			job: withInit(job("j").indexed(3)).obj(), indexes: []int{0, 2},
+			job: withInit(job("j").Indexed(3)).Obj(), indexes: []int{0, 2},
 			want: []PodCreation{
 				{Index: 0, GenerateName: "j-0-", Template: template(base(map[string]string{batch.JobCompletionIndexAnnotation: "0"}),
 					map[string]string{batch.JobCompletionIndexAnnotation: "0"}, tracking, "j-0", []corev1.EnvVar{indexEnv}, []corev1.EnvVar{indexEnv}, true)},
@@ -88,7 +85,7 @@ func TestCreations(t *testing.T) {
 		},
 		"Indexed: a variable of the container's own is kept": {
 			job: func() *batchv1.Job {
-				j := job("j").indexed(1).obj()
+				j := job("j").Indexed(1).Obj()
 				j.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{own}
 				return j
 			}(), indexes: []int{0},
@@ -97,7 +94,7 @@ func TestCreations(t *testing.T) {
 		},
 		"Indexed: a stale index in the template is replaced": {
 			job: func() *batchv1.Job {
-				j := job("j").indexed(2).obj()
+				j := job("j").Indexed(2).Obj()
 				j.Spec.Template.Annotations = map[string]string{batch.JobCompletionIndexAnnotation: "7", "keep": "me"}
 				return j
 			}(), indexes: []int{1},
@@ -105,18 +102,18 @@ func TestCreations(t *testing.T) {
 				map[string]string{batch.JobCompletionIndexAnnotation: "1", "keep": "me"}, tracking, "j-1", nil, []corev1.EnvVar{indexEnv}, false)}},
 		},
 		"backoffLimitPerIndex: the first Pod of an index counts no failure": {
-			job: job("j").indexed(1).backoffLimitPerIndex(1).obj(), indexes: []int{0},
+			job: job("j").Indexed(1).BackoffLimitPerIndex(1).Obj(), indexes: []int{0},
 			want: []PodCreation{{Index: 0, GenerateName: "j-0-", Template: template(base(map[string]string{batch.JobCompletionIndexAnnotation: "0"}),
 				map[string]string{batch.JobCompletionIndexAnnotation: "0", batch.JobIndexFailureCountAnnotation: "0"}, tracking, "j-0", nil, []corev1.EnvVar{indexEnv}, false)}},
 		},
 		"backoffLimitPerIndex: a replacement inherits the counts": {
-			job: job("j").indexed(1).backoffLimitPerIndex(5).obj(), indexes: []int{0},
-			held: map[int]*corev1.Pod{0: pod("a").index(0).failures(2).ignoredFailures(1).failed().obj()},
+			job: job("j").Indexed(1).BackoffLimitPerIndex(5).Obj(), indexes: []int{0},
+			held: map[int]*corev1.Pod{0: pod("a").Index(0).IndexFailureCount(2).IgnoredFailureCount(1).Failed(t0).Obj()},
 			want: []PodCreation{{Index: 0, GenerateName: "j-0-", Template: template(base(map[string]string{batch.JobCompletionIndexAnnotation: "0"}),
 				map[string]string{batch.JobCompletionIndexAnnotation: "0", batch.JobIndexFailureCountAnnotation: "3", batch.JobIndexIgnoredFailureCountAnnotation: "1"},
 				tracking, "j-0", nil, []corev1.EnvVar{indexEnv}, false)}},
 		},
-		"Indexed without indexes: nothing": {job: job("j").indexed(2).obj(), n: 2},
+		"Indexed without indexes: nothing": {job: job("j").Indexed(2).Obj(), n: 2},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

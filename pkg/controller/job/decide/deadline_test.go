@@ -35,13 +35,13 @@ func TestDeadlineLeft(t *testing.T) {
 		start *time.Time
 		want  left
 	}{
-		"no deadline":           {job: job("j").obj(), start: ago(time.Hour)},
-		"not started":           {job: job("j").deadline(60).obj()},
-		"suspended":             {job: job("j").deadline(60).suspend().obj(), start: ago(time.Hour)},
-		"ahead":                 {job: job("j").deadline(60).obj(), start: ago(20 * time.Second), want: left{40 * time.Second, true}},
-		"exactly now":           {job: job("j").deadline(60).obj(), start: ago(time.Minute), want: left{0, true}},
-		"passed":                {job: job("j").deadline(60).obj(), start: ago(2 * time.Minute), want: left{-time.Minute, true}},
-		"started in the future": {job: job("j").deadline(60).obj(), start: ptrTime(at(10 * time.Second)), want: left{70 * time.Second, true}},
+		"no deadline":           {job: job("j").Obj(), start: ago(time.Hour)},
+		"not started":           {job: job("j").ActiveDeadlineSeconds(60).Obj()},
+		"suspended":             {job: job("j").ActiveDeadlineSeconds(60).Suspend(true).Obj(), start: ago(time.Hour)},
+		"ahead":                 {job: job("j").ActiveDeadlineSeconds(60).Obj(), start: ago(20 * time.Second), want: left{40 * time.Second, true}},
+		"exactly now":           {job: job("j").ActiveDeadlineSeconds(60).Obj(), start: ago(time.Minute), want: left{0, true}},
+		"passed":                {job: job("j").ActiveDeadlineSeconds(60).Obj(), start: ago(2 * time.Minute), want: left{-time.Minute, true}},
+		"started in the future": {job: job("j").ActiveDeadlineSeconds(60).Obj(), start: ptrTime(at(10 * time.Second)), want: left{70 * time.Second, true}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -63,18 +63,18 @@ func TestDeadlineResync(t *testing.T) {
 		want     resync
 	}{
 		"a deadline added to a started Job": {
-			old: job("j").started(at(-20 * time.Second)).obj(), cur: job("j").deadline(60).started(at(-20 * time.Second)).obj(),
+			old: job("j").StartTime(at(-20 * time.Second)).Obj(), cur: job("j").ActiveDeadlineSeconds(60).StartTime(at(-20 * time.Second)).Obj(),
 			want: resync{40 * time.Second, true},
 		},
 		"a deadline shortened into the past: now": {
-			old: job("j").deadline(600).started(at(-time.Minute)).obj(), cur: job("j").deadline(30).started(at(-time.Minute)).obj(),
+			old: job("j").ActiveDeadlineSeconds(600).StartTime(at(-time.Minute)).Obj(), cur: job("j").ActiveDeadlineSeconds(30).StartTime(at(-time.Minute)).Obj(),
 			want: resync{-30 * time.Second, true},
 		},
-		"the deadline unchanged": {old: job("j").deadline(60).started(hourAgo).obj(), cur: job("j").deadline(60).started(hourAgo).obj()},
-		"the deadline removed":   {old: job("j").deadline(60).started(hourAgo).obj(), cur: job("j").started(hourAgo).obj()},
-		"a Job not started":      {old: job("j").obj(), cur: job("j").deadline(60).obj()},
+		"the deadline unchanged": {old: job("j").ActiveDeadlineSeconds(60).StartTime(hourAgo).Obj(), cur: job("j").ActiveDeadlineSeconds(60).StartTime(hourAgo).Obj()},
+		"the deadline removed":   {old: job("j").ActiveDeadlineSeconds(60).StartTime(hourAgo).Obj(), cur: job("j").StartTime(hourAgo).Obj()},
+		"a Job not started":      {old: job("j").Obj(), cur: job("j").ActiveDeadlineSeconds(60).Obj()},
 		"a deadline extended ahead": {
-			old: job("j").deadline(60).started(at(-50 * time.Second)).obj(), cur: job("j").deadline(120).started(at(-50 * time.Second)).obj(),
+			old: job("j").ActiveDeadlineSeconds(60).StartTime(at(-50 * time.Second)).Obj(), cur: job("j").ActiveDeadlineSeconds(120).StartTime(at(-50 * time.Second)).Obj(),
 			want: resync{70 * time.Second, true},
 		},
 	}

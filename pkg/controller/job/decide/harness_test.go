@@ -85,7 +85,7 @@ var syncCmp = []cmp.Option{cmpopts.EquateEmpty()}
 // left untouched.
 func runSync(t *testing.T, row syncRow) syncResult {
 	t.Helper()
-	j := row.job.obj()
+	j := row.job.Obj()
 	ps := pods(row.pods...)
 	jobBefore := j.DeepCopy()
 	podsBefore := make([]any, len(ps))

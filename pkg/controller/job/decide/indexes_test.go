@@ -203,15 +203,15 @@ func TestPodIndex(t *testing.T) {
 		pod  *corev1.Pod
 		want int
 	}{
-		"no annotations":             {pod: pod("a").obj(), want: noIndex},
-		"an index":                   {pod: pod("a").index(3).obj(), want: 3},
-		"index zero":                 {pod: pod("a").index(0).obj(), want: 0},
-		"not a number":               {pod: pod("a").annotate("batch.jobs.dev/job-completion-index", "x").obj(), want: noIndex},
-		"negative":                   {pod: pod("a").annotate("batch.jobs.dev/job-completion-index", "-2").obj(), want: noIndex},
-		"empty":                      {pod: pod("a").annotate("batch.jobs.dev/job-completion-index", "").obj(), want: noIndex},
-		"upstream's key is not ours": {pod: pod("a").annotate("batch.kubernetes.io/job-completion-index", "1").obj(), want: noIndex},
+		"no annotations":             {pod: pod("a").Obj(), want: noIndex},
+		"an index":                   {pod: pod("a").Index(3).Obj(), want: 3},
+		"index zero":                 {pod: pod("a").Index(0).Obj(), want: 0},
+		"not a number":               {pod: pod("a").Annotation("batch.jobs.dev/job-completion-index", "x").Obj(), want: noIndex},
+		"negative":                   {pod: pod("a").Annotation("batch.jobs.dev/job-completion-index", "-2").Obj(), want: noIndex},
+		"empty":                      {pod: pod("a").Annotation("batch.jobs.dev/job-completion-index", "").Obj(), want: noIndex},
+		"upstream's key is not ours": {pod: pod("a").Annotation("batch.kubernetes.io/job-completion-index", "1").Obj(), want: noIndex},
 		"the label alone does not count": {pod: func() *corev1.Pod {
-			p := pod("a").obj()
+			p := pod("a").Obj()
 			p.Labels = map[string]string{"batch.jobs.dev/job-completion-index": "1"}
 			return p
 		}(), want: noIndex},
@@ -244,7 +244,7 @@ func TestIndexCountAndOrder(t *testing.T) {
 		})
 	}
 	t.Run("sortByIndex puts Pods without an index first and keeps ties in order", func(t *testing.T) {
-		in := pods(pod("c").index(2), pod("x"), pod("a1").index(0), pod("b").index(1), pod("a2").index(0))
+		in := pods(pod("c").Index(2), pod("x"), pod("a1").Index(0), pod("b").Index(1), pod("a2").Index(0))
 		got := podNames(sortByIndex(in))
 		if diff := cmp.Diff([]string{"x", "a1", "a2", "b", "c"}, got); diff != "" {
 			t.Errorf("sortByIndex (-want +got):\n%s", diff)

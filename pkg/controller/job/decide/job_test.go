@@ -43,7 +43,7 @@ func TestFinished(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			j := job("j").obj()
+			j := job("j").Obj()
 			j.Status.Conditions = tc.conds
 			c, ok := Finished(j)
 			var got batchv1.JobConditionType
@@ -66,10 +66,10 @@ func TestExternalManager(t *testing.T) {
 		job  *batchv1.Job
 		want manager
 	}{
-		"unset":                  {job: job("j").obj()},
-		"this controller":        {job: job("j").managedBy("kubernetes.io/job-controller").obj()},
-		"another controller":     {job: job("j").managedBy("kueue.x-k8s.io/multikueue").obj(), want: manager{"kueue.x-k8s.io/multikueue", true}},
-		"a near miss is another": {job: job("j").managedBy("kubernetes.io/job-controller2").obj(), want: manager{"kubernetes.io/job-controller2", true}},
+		"unset":                  {job: job("j").Obj()},
+		"this controller":        {job: job("j").ManagedBy("kubernetes.io/job-controller").Obj()},
+		"another controller":     {job: job("j").ManagedBy("kueue.x-k8s.io/multikueue").Obj(), want: manager{"kueue.x-k8s.io/multikueue", true}},
+		"a near miss is another": {job: job("j").ManagedBy("kubernetes.io/job-controller2").Obj(), want: manager{"kubernetes.io/job-controller2", true}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -87,8 +87,7 @@ func TestPodFinalizerHelpers(t *testing.T) {
 		Patch                    string
 	}
 	withOther := func(b *podFx) *podFx {
-		b.p.Finalizers = append([]string{"example.com/keep"}, b.p.Finalizers...)
-		return b
+		return b.Do(func(p *corev1.Pod) { p.Finalizers = append([]string{"example.com/keep"}, p.Finalizers...) })
 	}
 	const patch = `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.jobs.dev/job-tracking"]}}`
 	cases := map[string]struct {
@@ -96,13 +95,13 @@ func TestPodFinalizerHelpers(t *testing.T) {
 		want facts
 	}{
 		"no Pod":                                    {},
-		"a running tracked Pod":                     {pod: pod("a").running().obj(), want: facts{true, false, patch}},
-		"a succeeded tracked Pod":                   {pod: pod("a").succeeded().obj(), want: facts{true, true, patch}},
-		"a failed tracked Pod":                      {pod: pod("a").failed().obj(), want: facts{true, true, patch}},
-		"a failed Pod counted already":              {pod: pod("a").failed().untracked().obj()},
-		"other finalizers stay":                     {pod: withOther(pod("a").failed()).obj(), want: facts{true, true, patch}},
-		"only other finalizers":                     {pod: withOther(pod("a").failed().untracked()).obj()},
-		"a terminating tracked Pod is not finished": {pod: pod("a").running().deleted().obj(), want: facts{true, false, patch}},
+		"a running tracked Pod":                     {pod: pod("a").Running().Obj(), want: facts{true, false, patch}},
+		"a succeeded tracked Pod":                   {pod: pod("a").Succeeded(t0).Obj(), want: facts{true, true, patch}},
+		"a failed tracked Pod":                      {pod: pod("a").Failed(t0).Obj(), want: facts{true, true, patch}},
+		"a failed Pod counted already":              {pod: pod("a").Failed(t0).NoFinalizer().Obj()},
+		"other finalizers stay":                     {pod: withOther(pod("a").Failed(t0)).Obj(), want: facts{true, true, patch}},
+		"only other finalizers":                     {pod: withOther(pod("a").Failed(t0).NoFinalizer()).Obj()},
+		"a terminating tracked Pod is not finished": {pod: pod("a").Running().Deleted(t0).Obj(), want: facts{true, false, patch}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -127,11 +126,11 @@ func TestLabelsAndModes(t *testing.T) {
 		job  *batchv1.Job
 		want labels
 	}{
-		"NonIndexed":               {job: job("j").obj(), want: labels{"NonIndexed", "global", true}},
-		"mode unset is NonIndexed": {job: func() *batchv1.Job { j := job("j").obj(); j.Spec.CompletionMode = nil; return j }(), want: labels{"NonIndexed", "global", true}},
-		"Indexed":                  {job: job("j").indexed(2).obj(), want: labels{"Indexed", "global", true}},
-		"Indexed per index":        {job: job("j").indexed(2).backoffLimitPerIndex(1).obj(), want: labels{"Indexed", "perIndex", true}},
-		"an unknown mode":          {job: job("j").mode("Sparse").obj(), want: labels{"Sparse", "global", false}},
+		"NonIndexed":               {job: job("j").Obj(), want: labels{"NonIndexed", "global", true}},
+		"mode unset is NonIndexed": {job: func() *batchv1.Job { j := job("j").Obj(); j.Spec.CompletionMode = nil; return j }(), want: labels{"NonIndexed", "global", true}},
+		"Indexed":                  {job: job("j").Indexed(2).Obj(), want: labels{"Indexed", "global", true}},
+		"Indexed per index":        {job: job("j").Indexed(2).BackoffLimitPerIndex(1).Obj(), want: labels{"Indexed", "perIndex", true}},
+		"an unknown mode":          {job: job("j").CompletionMode("Sparse").Obj(), want: labels{"Sparse", "global", false}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

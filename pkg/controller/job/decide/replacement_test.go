@@ -18,6 +18,7 @@ package decide
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -30,16 +31,16 @@ func TestPodFailed(t *testing.T) {
 		pod  *corev1.Pod
 		want bool
 	}{
-		"Failed":                              {job: job("j").obj(), pod: pod("a").failed().obj(), want: true},
-		"Failed, podReplacementPolicy Failed": {job: job("j").replaceFailedOnly().obj(), pod: pod("a").failed().obj(), want: true},
-		"running":                             {job: job("j").obj(), pod: pod("a").running().obj()},
-		"succeeded":                           {job: job("j").obj(), pod: pod("a").succeeded().obj()},
-		"terminating counts as failed":        {job: job("j").obj(), pod: pod("a").running().deleted().obj(), want: true},
-		"terminating while pending counts as failed":    {job: job("j").obj(), pod: pod("a").deleted().obj(), want: true},
-		"terminating, podReplacementPolicy Failed: not": {job: job("j").replaceFailedOnly().obj(), pod: pod("a").running().deleted().obj()},
-		"deleted after it succeeded: not":               {job: job("j").obj(), pod: pod("a").succeeded().deleted().obj()},
+		"Failed":                              {job: job("j").Obj(), pod: pod("a").Failed(t0).Obj(), want: true},
+		"Failed, podReplacementPolicy Failed": {job: job("j").PodReplacementPolicy(batchv1.Failed).Obj(), pod: pod("a").Failed(t0).Obj(), want: true},
+		"running":                             {job: job("j").Obj(), pod: pod("a").Running().Obj()},
+		"succeeded":                           {job: job("j").Obj(), pod: pod("a").Succeeded(t0).Obj()},
+		"terminating counts as failed":        {job: job("j").Obj(), pod: pod("a").Running().Deleted(t0).Obj(), want: true},
+		"terminating while pending counts as failed":    {job: job("j").Obj(), pod: pod("a").Deleted(t0).Obj(), want: true},
+		"terminating, podReplacementPolicy Failed: not": {job: job("j").PodReplacementPolicy(batchv1.Failed).Obj(), pod: pod("a").Running().Deleted(t0).Obj()},
+		"deleted after it succeeded: not":               {job: job("j").Obj(), pod: pod("a").Succeeded(t0).Deleted(t0).Obj()},
 		"no policy set behaves as TerminatingOrFailed": {
-			job: func() *batchv1.Job { j := job("j").obj(); j.Spec.PodReplacementPolicy = nil; return j }(), pod: pod("a").running().deleted().obj(), want: true,
+			job: func() *batchv1.Job { j := job("j").Obj(); j.Spec.PodReplacementPolicy = nil; return j }(), pod: pod("a").Running().Deleted(t0).Obj(), want: true,
 		},
 	}
 	for name, tc := range cases {
@@ -58,12 +59,12 @@ func TestCreationReasonAndSlots(t *testing.T) {
 		reason              string
 		held                int32
 	}{
-		"nothing failed or terminating: new":                {job: job("j").obj(), reason: newPods},
-		"failures: replacements":                            {job: job("j").obj(), failed: 1, reason: replacement},
-		"terminating Pods: replacements, no slot held":      {job: job("j").obj(), terminating: 2, reason: replacement},
-		"podReplacementPolicy Failed with failures":         {job: job("j").replaceFailedOnly().obj(), failed: 1, terminating: 1, reason: failedAgain, held: 1},
-		"podReplacementPolicy Failed with terminating only": {job: job("j").replaceFailedOnly().obj(), terminating: 3, reason: replacement, held: 3},
-		"podReplacementPolicy Failed with nothing: new":     {job: job("j").replaceFailedOnly().obj(), reason: newPods},
+		"nothing failed or terminating: new":                {job: job("j").Obj(), reason: newPods},
+		"failures: replacements":                            {job: job("j").Obj(), failed: 1, reason: replacement},
+		"terminating Pods: replacements, no slot held":      {job: job("j").Obj(), terminating: 2, reason: replacement},
+		"podReplacementPolicy Failed with failures":         {job: job("j").PodReplacementPolicy(batchv1.Failed).Obj(), failed: 1, terminating: 1, reason: failedAgain, held: 1},
+		"podReplacementPolicy Failed with terminating only": {job: job("j").PodReplacementPolicy(batchv1.Failed).Obj(), terminating: 3, reason: replacement, held: 3},
+		"podReplacementPolicy Failed with nothing: new":     {job: job("j").PodReplacementPolicy(batchv1.Failed).Obj(), reason: newPods},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -88,18 +89,18 @@ func TestCountPods(t *testing.T) {
 	}{
 		"none": {},
 		"pending, running and ready are active": {
-			pods: pods(pod("a"), pod("b").running(), pod("c").ready()),
+			pods: pods(pod("a"), pod("b").Running(), pod("c").ReadySince(at(-time.Minute))),
 			want: census{Active: []string{"a", "b", "c"}, Ready: 1},
 		},
 		"finished Pods are neither": {
-			pods: pods(pod("a").succeeded(), pod("b").failed(), pod("c").failed().deleted()),
+			pods: pods(pod("a").Succeeded(t0), pod("b").Failed(t0), pod("c").Failed(t0).Deleted(t0)),
 		},
 		"a deleted unfinished Pod is terminating, not ready": {
-			pods: pods(pod("a").ready().deleted()),
+			pods: pods(pod("a").ReadySince(at(-time.Minute)).Deleted(t0)),
 			want: census{Terminating: 1},
 		},
 		"Unknown phase is active": {
-			pods: pods(pod("a").phase(corev1.PodUnknown)),
+			pods: pods(pod("a").Phase(corev1.PodUnknown)),
 			want: census{Active: []string{"a"}},
 		},
 	}

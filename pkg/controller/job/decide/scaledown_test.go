@@ -26,62 +26,63 @@ import (
 
 func TestCheaperToLose(t *testing.T) {
 	withRestarts := func(b *podFx, regular, sidecar int32) *podFx {
-		b.p.Spec.InitContainers = []corev1.Container{{Name: "side", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}, {Name: "init"}}
-		b.p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", RestartCount: regular}}
-		b.p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "side", RestartCount: sidecar}, {Name: "init", RestartCount: 9}}
-		return b
+		return b.Do(func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "side", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)}, {Name: "init"}}
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", RestartCount: regular}}
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "side", RestartCount: sidecar}, {Name: "init", RestartCount: 9}}
+		})
 	}
 	// Each row: first is cheaper to lose than second.
 	cases := map[string]struct {
 		first, second *corev1.Pod
 	}{
 		"not scheduled before scheduled": {
-			first: pod("a").obj(), second: pod("b").scheduled("n").obj(),
+			first: pod("a").Obj(), second: pod("b").NodeName("n").Obj(),
 		},
 		"scheduling decides before the phase": {
-			first: pod("a").running().obj(), second: pod("b").scheduled("n").obj(),
+			first: pod("a").Running().Obj(), second: pod("b").NodeName("n").Obj(),
 		},
 		"Pending before Unknown": {
-			first: pod("a").scheduled("n").obj(), second: pod("b").scheduled("n").phase(corev1.PodUnknown).obj(),
+			first: pod("a").NodeName("n").Obj(), second: pod("b").NodeName("n").Phase(corev1.PodUnknown).Obj(),
 		},
 		"Unknown before Running": {
-			first: pod("a").scheduled("n").phase(corev1.PodUnknown).obj(), second: pod("b").scheduled("n").running().obj(),
+			first: pod("a").NodeName("n").Phase(corev1.PodUnknown).Obj(), second: pod("b").NodeName("n").Running().Obj(),
 		},
 		"not ready before ready": {
-			first: pod("a").scheduled("n").running().obj(), second: pod("b").scheduled("n").ready().obj(),
+			first: pod("a").NodeName("n").Running().Obj(), second: pod("b").NodeName("n").ReadySince(at(-time.Minute)).Obj(),
 		},
 		"the phase decides before readiness": {
-			first: pod("a").scheduled("n").ready().phase(corev1.PodPending).obj(), second: pod("b").scheduled("n").running().obj(),
+			first: pod("a").NodeName("n").ReadySince(at(-time.Minute)).Phase(corev1.PodPending).Obj(), second: pod("b").NodeName("n").Running().Obj(),
 		},
 		"ready more recently before ready longer": {
-			first: pod("a").readySince(at(-time.Minute)).obj(), second: pod("b").readySince(at(-time.Hour)).obj(),
+			first: pod("a").ReadySince(at(-time.Minute)).Obj(), second: pod("b").ReadySince(at(-time.Hour)).Obj(),
 		},
 		"an unknown ready time before a known one": {
-			first: pod("a").readySince(time.Time{}).obj(), second: pod("b").readySince(at(-time.Hour)).obj(),
+			first: pod("a").ReadySince(time.Time{}).Obj(), second: pod("b").ReadySince(at(-time.Hour)).Obj(),
 		},
 		"the ready time decides before restarts": {
-			first: withRestarts(pod("a").readySince(at(-time.Minute)), 0, 0).obj(), second: withRestarts(pod("b").readySince(at(-time.Hour)), 5, 0).obj(),
+			first: withRestarts(pod("a").ReadySince(at(-time.Minute)), 0, 0).Obj(), second: withRestarts(pod("b").ReadySince(at(-time.Hour)), 5, 0).Obj(),
 		},
 		"more restarts before fewer": {
-			first: withRestarts(pod("a").running(), 3, 0).obj(), second: withRestarts(pod("b").running(), 1, 0).obj(),
+			first: withRestarts(pod("a").Running(), 3, 0).Obj(), second: withRestarts(pod("b").Running(), 1, 0).Obj(),
 		},
 		"more sidecar restarts when the containers tie": {
-			first: withRestarts(pod("a").running(), 1, 4).obj(), second: withRestarts(pod("b").running(), 1, 2).obj(),
+			first: withRestarts(pod("a").Running(), 1, 4).Obj(), second: withRestarts(pod("b").Running(), 1, 2).Obj(),
 		},
 		"container restarts decide before sidecar restarts": {
-			first: withRestarts(pod("a").running(), 2, 0).obj(), second: withRestarts(pod("b").running(), 1, 9).obj(),
+			first: withRestarts(pod("a").Running(), 2, 0).Obj(), second: withRestarts(pod("b").Running(), 1, 9).Obj(),
 		},
 		"restarts of plain init containers do not count": {
-			first: pod("a").running().created(at(-time.Minute)).obj(), second: withRestarts(pod("b").running(), 0, 0).created(at(-time.Hour)).obj(),
+			first: pod("a").Running().CreationTimestamp(at(-time.Minute)).Obj(), second: withRestarts(pod("b").Running(), 0, 0).CreationTimestamp(at(-time.Hour)).Obj(),
 		},
 		"the restarts decide before the age": {
-			first: withRestarts(pod("a").running(), 1, 0).created(at(-time.Hour)).obj(), second: withRestarts(pod("b").running(), 0, 0).created(at(-time.Minute)).obj(),
+			first: withRestarts(pod("a").Running(), 1, 0).CreationTimestamp(at(-time.Hour)).Obj(), second: withRestarts(pod("b").Running(), 0, 0).CreationTimestamp(at(-time.Minute)).Obj(),
 		},
 		"newer before older": {
-			first: pod("a").running().created(at(-time.Minute)).obj(), second: pod("b").running().created(at(-time.Hour)).obj(),
+			first: pod("a").Running().CreationTimestamp(at(-time.Minute)).Obj(), second: pod("b").Running().CreationTimestamp(at(-time.Hour)).Obj(),
 		},
 		"no creation time before any": {
-			first: pod("a").running().created(time.Time{}).obj(), second: pod("b").running().created(at(-time.Minute)).obj(),
+			first: pod("a").Running().CreationTimestamp(time.Time{}).Obj(), second: pod("b").Running().CreationTimestamp(at(-time.Minute)).Obj(),
 		},
 	}
 	for name, tc := range cases {
@@ -95,7 +96,7 @@ func TestCheaperToLose(t *testing.T) {
 		})
 	}
 	t.Run("equal Pods tie", func(t *testing.T) {
-		if got := cheaperToLose(pod("a").running().obj(), pod("b").running().obj()); got != 0 {
+		if got := cheaperToLose(pod("a").Running().Obj(), pod("b").Running().Obj()); got != 0 {
 			t.Errorf("cheaperToLose = %d, want 0", got)
 		}
 	})
@@ -109,32 +110,32 @@ func TestPodsToDelete(t *testing.T) {
 		atLeast     int
 		want        []string
 	}{
-		"nothing to delete": {active: pods(pod("a").running()), atLeast: 0},
+		"nothing to delete": {active: pods(pod("a").Running()), atLeast: 0},
 		"the least advanced first": {
-			active: pods(pod("a").ready(), pod("b"), pod("c").running()), atLeast: 2, want: []string{"b", "c"},
+			active: pods(pod("a").ReadySince(at(-time.Minute)), pod("b"), pod("c").Running()), atLeast: 2, want: []string{"b", "c"},
 		},
 		"all of them": {
-			active: pods(pod("a").ready(), pod("b")), atLeast: 2, want: []string{"b", "a"},
+			active: pods(pod("a").ReadySince(at(-time.Minute)), pod("b")), atLeast: 2, want: []string{"b", "a"},
 		},
 		"indexed, all unique and in range: only the least advanced": {
-			active: pods(pod("a").index(0).ready(), pod("b").index(1)), indexed: true, completions: 2, atLeast: 1, want: []string{"b"},
+			active: pods(pod("a").Index(0).ReadySince(at(-time.Minute)), pod("b").Index(1)), indexed: true, completions: 2, atLeast: 1, want: []string{"b"},
 		},
 		"indexed: an index just inside completions is kept": {
-			active: pods(pod("a").index(1).running()), indexed: true, completions: 2, atLeast: 0,
+			active: pods(pod("a").Index(1).Running()), indexed: true, completions: 2, atLeast: 0,
 		},
 		"indexed: a duplicated index loses its less advanced Pod, even beyond the count": {
-			active:  pods(pod("a").index(0).ready(), pod("b").index(0), pod("c").index(1), pod("d").index(1).running()),
+			active:  pods(pod("a").Index(0).ReadySince(at(-time.Minute)), pod("b").Index(0), pod("c").Index(1), pod("d").Index(1).Running()),
 			indexed: true, completions: 2, atLeast: 0, want: []string{"b", "c"},
 		},
 		"indexed: a ready Pod is kept over one not ready": {
-			active: pods(pod("a").index(0).running(), pod("b").index(0).ready()), indexed: true, completions: 1, want: []string{"a"},
+			active: pods(pod("a").Index(0).Running(), pod("b").Index(0).ReadySince(at(-time.Minute))), indexed: true, completions: 1, want: []string{"a"},
 		},
 		"indexed: Pods without an index and out of range go first": {
-			active:  pods(pod("a").index(0).running(), pod("b").index(5).ready(), pod("c").running(), pod("d").index(3)),
+			active:  pods(pod("a").Index(0).Running(), pod("b").Index(5).ReadySince(at(-time.Minute)), pod("c").Running(), pod("d").Index(3)),
 			indexed: true, completions: 2, atLeast: 4, want: []string{"c", "d", "b", "a"},
 		},
 		"indexed: surplus first, then the least advanced of the rest": {
-			active:  pods(pod("a").index(0).ready(), pod("b").index(1), pod("c").index(2).ready(), pod("d").index(2)),
+			active:  pods(pod("a").Index(0).ReadySince(at(-time.Minute)), pod("b").Index(1), pod("c").Index(2).ReadySince(at(-time.Minute)), pod("d").Index(2)),
 			indexed: true, completions: 3, atLeast: 2, want: []string{"d", "b"},
 		},
 	}

@@ -38,37 +38,37 @@ func TestFollowSuspend(t *testing.T) {
 		want   outcome
 	}{
 		"suspending: Suspended True, startTime cleared, an Event": {
-			job: job("j").suspend().obj(), status: bare().start(hourAgo),
-			want: outcome{bare().cond(suspendedCond(t0)).obj(), &Event{corev1.EventTypeNormal, "Suspended", "Job suspended"}},
+			job: job("j").Suspend(true).Obj(), status: bare().StartTime(hourAgo),
+			want: outcome{bare().Condition(suspendedCond(t0)).Obj(), &Event{corev1.EventTypeNormal, "Suspended", "Job suspended"}},
 		},
 		"still suspended: nothing": {
-			job: job("j").suspend().obj(), status: bare().cond(suspendedCond(hourAgo)),
-			want: outcome{bare().cond(suspendedCond(hourAgo)).obj(), nil},
+			job: job("j").Suspend(true).Obj(), status: bare().Condition(suspendedCond(hourAgo)),
+			want: outcome{bare().Condition(suspendedCond(hourAgo)).Obj(), nil},
 		},
 		"resuming: Suspended False, a new startTime, an Event": {
-			job: job("j").obj(), status: bare().cond(suspendedCond(hourAgo)),
-			want: outcome{bare().start(t0).cond(resumedCond).obj(), &Event{corev1.EventTypeNormal, "Resumed", "Job resumed"}},
+			job: job("j").Obj(), status: bare().Condition(suspendedCond(hourAgo)),
+			want: outcome{bare().StartTime(t0).Condition(resumedCond).Obj(), &Event{corev1.EventTypeNormal, "Resumed", "Job resumed"}},
 		},
 		"resumed before: nothing": {
-			job: job("j").obj(), status: bare().start(hourAgo).cond(resumedCond),
-			want: outcome{bare().start(hourAgo).cond(resumedCond).obj(), nil},
+			job: job("j").Obj(), status: bare().StartTime(hourAgo).Condition(resumedCond),
+			want: outcome{bare().StartTime(hourAgo).Condition(resumedCond).Obj(), nil},
 		},
 		"never suspended: no condition": {
-			job: job("j").obj(), status: bare().start(hourAgo),
-			want: outcome{bare().start(hourAgo).obj(), nil},
+			job: job("j").Obj(), status: bare().StartTime(hourAgo),
+			want: outcome{bare().StartTime(hourAgo).Obj(), nil},
 		},
 		"suspended again after a resumption: the condition turns True": {
-			job: job("j").suspend().obj(), status: bare().start(hourAgo).cond(condAt(batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", at(-time.Minute))),
-			want: outcome{bare().cond(suspendedCond(t0)).obj(), &Event{corev1.EventTypeNormal, "Suspended", "Job suspended"}},
+			job: job("j").Suspend(true).Obj(), status: bare().StartTime(hourAgo).Condition(condAt(batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", at(-time.Minute))),
+			want: outcome{bare().Condition(suspendedCond(t0)).Obj(), &Event{corev1.EventTypeNormal, "Suspended", "Job suspended"}},
 		},
 		"a Suspended condition with another message is rewritten": {
-			job: job("j").suspend().obj(), status: bare().cond(condAt(batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "by hand", hourAgo)),
-			want: outcome{bare().cond(suspendedCond(t0)).obj(), &Event{corev1.EventTypeNormal, "Suspended", "Job suspended"}},
+			job: job("j").Suspend(true).Obj(), status: bare().Condition(condAt(batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "by hand", hourAgo)),
+			want: outcome{bare().Condition(suspendedCond(t0)).Obj(), &Event{corev1.EventTypeNormal, "Suspended", "Job suspended"}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			st := tc.status.obj()
+			st := tc.status.Obj()
 			ev := followSuspend(tc.job, st, t0)
 			if diff := cmp.Diff(tc.want, outcome{st, ev}); diff != "" {
 				t.Errorf("followSuspend (-want +got):\n%s", diff)

@@ -18,6 +18,7 @@ package decide
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -34,31 +35,31 @@ func TestCountReleased(t *testing.T) {
 		want          *batchv1.JobStatus
 		changed       bool
 	}{
-		"nothing uncounted": {status: status(), want: status().obj()},
+		"nothing uncounted": {status: status(), want: status().Obj()},
 		"all still tracked: unchanged": {
-			status: status().uncounted([]string{"a"}, []string{"b"}), withFinalizer: []types.UID{"a", "b"},
-			want: status().uncounted([]string{"a"}, []string{"b"}).obj(),
+			status: status().Uncounted([]types.UID{"a"}, []types.UID{"b"}), withFinalizer: []types.UID{"a", "b"},
+			want: status().Uncounted([]types.UID{"a"}, []types.UID{"b"}).Obj(),
 		},
 		"released successes are counted": {
-			status: status().succeeded(2).uncounted([]string{"a", "b", "c"}, nil), withFinalizer: []types.UID{"b"},
-			want: status().succeeded(4).uncounted([]string{"b"}, nil).obj(), changed: true,
+			status: status().Succeeded(2).Uncounted([]types.UID{"a", "b", "c"}, nil), withFinalizer: []types.UID{"b"},
+			want: status().Succeeded(4).Uncounted([]types.UID{"b"}, nil).Obj(), changed: true,
 		},
 		"released failures are counted": {
-			status: status().failed(1).uncounted(nil, []string{"a", "b"}), withFinalizer: []types.UID{"a"},
-			want: status().failed(2).uncounted(nil, []string{"a"}).obj(), changed: true,
+			status: status().Failed(1).Uncounted(nil, []types.UID{"a", "b"}), withFinalizer: []types.UID{"a"},
+			want: status().Failed(2).Uncounted(nil, []types.UID{"a"}).Obj(), changed: true,
 		},
 		"both lists at once": {
-			status: status().uncounted([]string{"a"}, []string{"b"}),
-			want:   status().succeeded(1).failed(1).obj(), changed: true,
+			status: status().Uncounted([]types.UID{"a"}, []types.UID{"b"}),
+			want:   status().Succeeded(1).Failed(1).Obj(), changed: true,
 		},
 		"a UID of no Pod at all counts as released": {
-			status: status().uncounted(nil, []string{"gone"}), withFinalizer: []types.UID{"a"},
-			want: status().failed(1).obj(), changed: true,
+			status: status().Uncounted(nil, []types.UID{"gone"}), withFinalizer: []types.UID{"a"},
+			want: status().Failed(1).Obj(), changed: true,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			st := tc.status.obj()
+			st := tc.status.Obj()
 			changed := countReleased(st, sets.New(tc.withFinalizer...))
 			if changed != tc.changed {
 				t.Errorf("countReleased changed = %v, want %v", changed, tc.changed)
@@ -71,26 +72,26 @@ func TestCountReleased(t *testing.T) {
 }
 
 func TestReleasable(t *testing.T) {
-	held := pod("h").index(0).failed().obj()
+	held := pod("h").Index(0).Failed(t0).Obj()
 	cases := map[string]struct {
 		job    *batchv1.Job
 		ending bool
 		pod    *corev1.Pod
 		want   bool
 	}{
-		"a running Pod of a running Job keeps it":        {job: job("j").obj(), pod: pod("a").running().obj()},
-		"a succeeded Pod lets it go":                     {job: job("j").obj(), pod: pod("a").succeeded().obj(), want: true},
-		"a failed Pod lets it go":                        {job: job("j").obj(), pod: pod("a").failed().obj(), want: true},
-		"a terminating Pod, TerminatingOrFailed":         {job: job("j").obj(), pod: pod("a").running().deleted().obj(), want: true},
-		"a terminating Pod, podReplacementPolicy Failed": {job: job("j").replaceFailedOnly().obj(), pod: pod("a").running().deleted().obj()},
-		"any Pod of a Job being deleted":                 {job: job("j").deleting().obj(), pod: pod("a").running().obj(), want: true},
-		"any Pod of an ending Job":                       {job: job("j").obj(), ending: true, pod: pod("a").running().obj(), want: true},
-		"the failed Pod held for its index keeps it":     {job: job("j").indexed(2).backoffLimitPerIndex(1).obj(), pod: held},
+		"a running Pod of a running Job keeps it":        {job: job("j").Obj(), pod: pod("a").Running().Obj()},
+		"a succeeded Pod lets it go":                     {job: job("j").Obj(), pod: pod("a").Succeeded(t0).Obj(), want: true},
+		"a failed Pod lets it go":                        {job: job("j").Obj(), pod: pod("a").Failed(t0).Obj(), want: true},
+		"a terminating Pod, TerminatingOrFailed":         {job: job("j").Obj(), pod: pod("a").Running().Deleted(t0).Obj(), want: true},
+		"a terminating Pod, podReplacementPolicy Failed": {job: job("j").PodReplacementPolicy(batchv1.Failed).Obj(), pod: pod("a").Running().Deleted(t0).Obj()},
+		"any Pod of a Job being deleted":                 {job: job("j").Deleting(t0).Obj(), pod: pod("a").Running().Obj(), want: true},
+		"any Pod of an ending Job":                       {job: job("j").Obj(), ending: true, pod: pod("a").Running().Obj(), want: true},
+		"the failed Pod held for its index keeps it":     {job: job("j").Indexed(2).BackoffLimitPerIndex(1).Obj(), pod: held},
 		"another failed Pod of the held index lets it go": {
-			job: job("j").indexed(2).backoffLimitPerIndex(1).obj(), pod: pod("o").index(0).failed().obj(), want: true,
+			job: job("j").Indexed(2).BackoffLimitPerIndex(1).Obj(), pod: pod("o").Index(0).Failed(t0).Obj(), want: true,
 		},
-		"a failed Pod without an index lets it go": {job: job("j").indexed(2).backoffLimitPerIndex(1).obj(), pod: pod("x").failed().obj(), want: true},
-		"the held Pod of an ending Job lets it go": {job: job("j").indexed(2).backoffLimitPerIndex(1).obj(), ending: true, pod: held, want: true},
+		"a failed Pod without an index lets it go": {job: job("j").Indexed(2).BackoffLimitPerIndex(1).Obj(), pod: pod("x").Failed(t0).Obj(), want: true},
+		"the held Pod of an ending Job lets it go": {job: job("j").Indexed(2).BackoffLimitPerIndex(1).Obj(), ending: true, pod: held, want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -108,14 +109,14 @@ func TestReleasable(t *testing.T) {
 func TestStepsAreRepeatable(t *testing.T) {
 	cases := map[string]Snapshot{
 		"a Job completing": {
-			Job: job("j").started(hourAgo).obj(), Pods: pods(pod("a").succeeded()), Now: t0, ExpectationsMet: true,
+			Job: job("j").StartTime(hourAgo).Obj(), Pods: pods(pod("a").Succeeded(t0)), Now: t0, ExpectationsMet: true,
 		},
 		"a Job failing with running Pods": {
-			Job: job("j").backoffLimit(0).parallelism(2).started(hourAgo).obj(), Pods: pods(pod("a").failed(), pod("b").ready()),
+			Job: job("j").BackoffLimit(0).Parallelism(2).StartTime(hourAgo).Obj(), Pods: pods(pod("a").Failed(t0), pod("b").ReadySince(at(-time.Minute))),
 			Now: t0, ExpectationsMet: true,
 		},
 		"a suspension": {
-			Job: job("j").suspend().started(hourAgo).obj(), Pods: pods(pod("a").running()), Now: t0, ExpectationsMet: true,
+			Job: job("j").Suspend(true).StartTime(hourAgo).Obj(), Pods: pods(pod("a").Running()), Now: t0, ExpectationsMet: true,
 		},
 	}
 	for name, snap := range cases {

@@ -38,37 +38,37 @@ func TestTTL(t *testing.T) {
 		job  *batchv1.Job
 		want ttl
 	}{
-		"no TTL":        {job: job("j").status(bare().cond(complete)).obj()},
-		"not finished":  {job: job("j").ttl(10).obj()},
-		"being deleted": {job: job("j").ttl(10).deleting().status(bare().cond(complete)).obj()},
+		"no TTL":        {job: job("j").Status(bare().Condition(complete)).Obj()},
+		"not finished":  {job: job("j").TTLSecondsAfterFinished(10).Obj()},
+		"being deleted": {job: job("j").TTLSecondsAfterFinished(10).Deleting(t0).Status(bare().Condition(complete)).Obj()},
 		"another controller's Job": {
-			job: job("j").ttl(10).managedBy("example.com/other").status(bare().cond(complete)).obj(),
+			job: job("j").TTLSecondsAfterFinished(10).ManagedBy("example.com/other").Status(bare().Condition(complete)).Obj(),
 		},
 		"complete: from the completion time": {
-			job:  job("j").ttl(100).status(bare().cond(complete).done(at(-20 * time.Second))).obj(),
+			job:  job("j").TTLSecondsAfterFinished(100).Status(bare().Condition(complete).CompletionTime(at(-20 * time.Second))).Obj(),
 			want: ttl{80 * time.Second, true, false},
 		},
 		"complete without a completion time: from the condition": {
-			job:  job("j").ttl(100).status(bare().cond(complete)).obj(),
+			job:  job("j").TTLSecondsAfterFinished(100).Status(bare().Condition(complete)).Obj(),
 			want: ttl{40 * time.Second, true, false},
 		},
 		"failed: from the condition": {
-			job:  job("j").ttl(100).status(bare().cond(failed).done(at(-90 * time.Second))).obj(),
+			job:  job("j").TTLSecondsAfterFinished(100).Status(bare().Condition(failed).CompletionTime(at(-90 * time.Second))).Obj(),
 			want: ttl{70 * time.Second, true, false},
 		},
 		"expired exactly now": {
-			job:  job("j").ttl(60).status(bare().cond(complete).done(at(-time.Minute))).obj(),
+			job:  job("j").TTLSecondsAfterFinished(60).Status(bare().Condition(complete).CompletionTime(at(-time.Minute))).Obj(),
 			want: ttl{0, true, true},
 		},
 		"expired long ago: zero, not negative": {
-			job:  job("j").ttl(0).status(bare().cond(failed)).obj(),
+			job:  job("j").TTLSecondsAfterFinished(0).Status(bare().Condition(failed)).Obj(),
 			want: ttl{0, true, true},
 		},
 		"a Complete condition that is False does not finish": {
-			job: job("j").ttl(0).status(bare().cond(condAt(batchv1.JobComplete, corev1.ConditionFalse, "", "", hourAgo))).obj(),
+			job: job("j").TTLSecondsAfterFinished(0).Status(bare().Condition(condAt(batchv1.JobComplete, corev1.ConditionFalse, "", "", hourAgo))).Obj(),
 		},
 		"our own managedBy value applies": {
-			job:  job("j").ttl(0).managedBy("kubernetes.io/job-controller").status(bare().cond(failed)).obj(),
+			job:  job("j").TTLSecondsAfterFinished(0).ManagedBy("kubernetes.io/job-controller").Status(bare().Condition(failed)).Obj(),
 			want: ttl{0, true, true},
 		},
 	}

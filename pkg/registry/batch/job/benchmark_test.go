@@ -27,7 +27,7 @@ import (
 func BenchmarkStrategyCreate(b *testing.B) {
 	strategy := NewStrategy(testScheme())
 	ctx := context.Background()
-	base := testJob("j").Obj()
+	base := testJob("j").Internal()
 	b.ReportAllocs()
 	for b.Loop() {
 		job := base.DeepCopy()

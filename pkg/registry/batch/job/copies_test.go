@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
 // TestCreateMultiKueueCopy runs a create through PrepareForCreate and
@@ -36,7 +38,7 @@ func TestCreateMultiKueueCopy(t *testing.T) {
 	const labelsPath = "spec.template.metadata.labels"
 	// copied is the manager's Job as the adapter sends it: the manager's
 	// generated selector and labels, MultiKueue's labels.
-	copied := func() *testJobBuilder {
+	copied := func() *batchtesting.JobBuilder {
 		return testJob("j").UID(managerUID).Generated().UID(testJobUID).
 			Label(multiKueueOriginLabel, "manager").
 			Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde")
@@ -47,21 +49,21 @@ func TestCreateMultiKueueCopy(t *testing.T) {
 		wantErrs field.ErrorList
 	}{
 		"verbatim copy: selector and controller-uid labels regenerated": {
-			job: copied().Obj(),
+			job: copied().Internal(),
 			want: testJob("j").Generated().Generation(1).
 				Label(multiKueueOriginLabel, "manager").
-				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Obj(),
+				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Internal(),
 		},
 		"copy without the legacy controller-uid label: regenerated too": {
-			job: copied().Do(func(j *batch.Job) { delete(j.Spec.Template.Labels, batch.LegacyControllerUIDLabel) }).Obj(),
+			job: copied().Do(func(j *batchv1.Job) { delete(j.Spec.Template.Labels, batch.LegacyControllerUIDLabel) }).Internal(),
 			want: testJob("j").Generated().Generation(1).
 				Label(multiKueueOriginLabel, "manager").
-				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Obj(),
+				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Internal(),
 		},
 		"copy without MultiKueue's origin label: refused as upstream": {
-			job: copied().Do(func(j *batch.Job) { delete(j.Labels, multiKueueOriginLabel) }).Obj(),
+			job: copied().Do(func(j *batchv1.Job) { delete(j.Labels, multiKueueOriginLabel) }).Internal(),
 			want: testJob("j").UID(managerUID).Generated().UID(testJobUID).Generation(1).
-				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Obj(),
+				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Internal(),
 			wantErrs: fieldErrs(
 				field.ErrorTypeInvalid, labelsPath+"[batch.jobs.dev/controller-uid]",
 				field.ErrorTypeInvalid, labelsPath+"[controller-uid]",
@@ -69,17 +71,17 @@ func TestCreateMultiKueueCopy(t *testing.T) {
 			),
 		},
 		"copy with manualSelector: the selector is the user's": {
-			job: copied().ManualSelector(true).Obj(),
+			job: copied().ManualSelector(true).Internal(),
 			want: testJob("j").UID(managerUID).Generated().UID(testJobUID).Generation(1).ManualSelector(true).
 				Label(multiKueueOriginLabel, "manager").
-				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Obj(),
+				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Internal(),
 		},
 		"copy whose selector selects more than controller-uid: refused": {
-			job: copied().Do(func(j *batch.Job) { j.Spec.Selector.MatchLabels["app"] = "a" }).TemplateLabel("app", "a").Obj(),
+			job: copied().Do(func(j *batchv1.Job) { j.Spec.Selector.MatchLabels["app"] = "a" }).TemplateLabel("app", "a").Internal(),
 			want: testJob("j").UID(managerUID).Generated().UID(testJobUID).Generation(1).TemplateLabel("app", "a").
-				Do(func(j *batch.Job) { j.Spec.Selector.MatchLabels["app"] = "a" }).
+				Do(func(j *batchv1.Job) { j.Spec.Selector.MatchLabels["app"] = "a" }).
 				Label(multiKueueOriginLabel, "manager").
-				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Obj(),
+				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Internal(),
 			wantErrs: fieldErrs(
 				field.ErrorTypeInvalid, labelsPath+"[batch.jobs.dev/controller-uid]",
 				field.ErrorTypeInvalid, labelsPath+"[controller-uid]",
@@ -87,13 +89,13 @@ func TestCreateMultiKueueCopy(t *testing.T) {
 			),
 		},
 		"copy with match expressions: refused": {
-			job: copied().Do(func(j *batch.Job) {
+			job: copied().Do(func(j *batchv1.Job) {
 				j.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpDoesNotExist}}
-			}).Obj(),
-			want: testJob("j").UID(managerUID).Generated().UID(testJobUID).Generation(1).Do(func(j *batch.Job) {
+			}).Internal(),
+			want: testJob("j").UID(managerUID).Generated().UID(testJobUID).Generation(1).Do(func(j *batchv1.Job) {
 				j.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpDoesNotExist}}
 			}).Label(multiKueueOriginLabel, "manager").
-				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Obj(),
+				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Internal(),
 			wantErrs: fieldErrs(
 				field.ErrorTypeInvalid, labelsPath+"[batch.jobs.dev/controller-uid]",
 				field.ErrorTypeInvalid, labelsPath+"[controller-uid]",
@@ -101,11 +103,11 @@ func TestCreateMultiKueueCopy(t *testing.T) {
 			),
 		},
 		"copy whose template names another UID than its selector: refused": {
-			job: copied().TemplateLabel(batch.ControllerUIDLabel, "another").Obj(),
+			job: copied().TemplateLabel(batch.ControllerUIDLabel, "another").Internal(),
 			want: testJob("j").UID(managerUID).Generated().UID(testJobUID).Generation(1).
 				TemplateLabel(batch.ControllerUIDLabel, "another").
 				Label(multiKueueOriginLabel, "manager").
-				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Obj(),
+				Label("kueue.x-k8s.io/prebuilt-workload-name", "job-j-abcde").Internal(),
 			wantErrs: fieldErrs(
 				field.ErrorTypeInvalid, labelsPath+"[batch.jobs.dev/controller-uid]",
 				field.ErrorTypeInvalid, labelsPath+"[controller-uid]",

@@ -77,7 +77,7 @@ func fuzzedJob(seed int64) *batch.Job {
 		f.Fill(job)
 		return job
 	}
-	job := testJob("j").Obj()
+	job := testJob("j").Internal()
 	s := &job.Spec.Template.Spec
 	c := &s.Containers[0]
 	parts := []any{

@@ -28,12 +28,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
 // emptyDirMode gives the Job an emptyDir volume, with a mode when mode is not
 // nil. emptyDir.mode is behind EmptyDirVolumeMode, alpha and off in 1.37.
-func emptyDirMode(mode *int32) func(*batch.Job) {
-	return func(j *batch.Job) {
+func emptyDirMode(mode *int32) func(*batchv1.Job) {
+	return func(j *batchv1.Job) {
 		j.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Mode: mode}}}}
 	}
 }
@@ -50,27 +51,27 @@ func TestStrategyDropsDisabledTemplateFields(t *testing.T) {
 		want   *batch.Job
 	}{
 		"create drops a disabled field": {
-			job:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
-			want: testJob("j").Do(emptyDirMode(nil)).Obj(),
+			job:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Internal(),
+			want: testJob("j").Do(emptyDirMode(nil)).Internal(),
 		},
 		"create keeps an enabled field": {
 			gateOn: true,
-			job:    testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
-			want:   testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
+			job:    testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Internal(),
+			want:   testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Internal(),
 		},
 		"update drops a disabled field the stored Job does not use": {
-			old:  testJob("j").Do(emptyDirMode(nil)).Obj(),
-			job:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
-			want: testJob("j").Do(emptyDirMode(nil)).Obj(),
+			old:  testJob("j").Do(emptyDirMode(nil)).Internal(),
+			job:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Internal(),
+			want: testJob("j").Do(emptyDirMode(nil)).Internal(),
 		},
 		"update keeps a disabled field the stored Job uses": {
-			old:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o755))).Obj(),
-			job:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
-			want: testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Obj(),
+			old:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o755))).Internal(),
+			job:  testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Internal(),
+			want: testJob("j").Do(emptyDirMode(ptr.To[int32](0o700))).Internal(),
 		},
 		"a template without disabled fields is left as it is": {
-			job:  testJob("j").Do(emptyDirMode(nil)).Obj(),
-			want: testJob("j").Do(emptyDirMode(nil)).Obj(),
+			job:  testJob("j").Do(emptyDirMode(nil)).Internal(),
+			want: testJob("j").Do(emptyDirMode(nil)).Internal(),
 		},
 	}
 	for name, tc := range cases {

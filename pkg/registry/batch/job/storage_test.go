@@ -44,6 +44,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd/etcdtest"
 )
@@ -166,21 +167,21 @@ func TestStorageCreate(t *testing.T) {
 		want func(uid types.UID) *batch.Job
 	}{
 		"status cleared, generation 1, selector and template labels generated": {
-			job: testJob("generated").UID("").Generation(5).Running().Succeeded(1).Obj(),
+			job: testJob("generated").UID("").Generation(5).Do(running).Succeeded(1).Internal(),
 			want: func(uid types.UID) *batch.Job {
-				return testJob("generated").UID(uid).Generated().Generation(1).Obj()
+				return testJob("generated").UID(uid).Generated().Generation(1).Internal()
 			},
 		},
 		"Job labels of the user kept": {
-			job: testJob("labelled").UID("").Label("team", "a").Obj(),
+			job: testJob("labelled").UID("").Label("team", "a").Internal(),
 			want: func(uid types.UID) *batch.Job {
-				return testJob("labelled").UID(uid).Label("team", "a").Generated().Generation(1).Obj()
+				return testJob("labelled").UID(uid).Label("team", "a").Generated().Generation(1).Internal()
 			},
 		},
 		"manual selector left alone": {
-			job: testJob("manual").UID("").ManualSelector(true).Selector(map[string]string{"app": "a"}).TemplateLabel("app", "a").Obj(),
+			job: testJob("manual").UID("").ManualSelector(true).Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}).TemplateLabel("app", "a").Internal(),
 			want: func(uid types.UID) *batch.Job {
-				return testJob("manual").UID(uid).ManualSelector(true).Selector(map[string]string{"app": "a"}).TemplateLabel("app", "a").Generation(1).Obj()
+				return testJob("manual").UID(uid).ManualSelector(true).Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}).TemplateLabel("app", "a").Generation(1).Internal()
 			},
 		},
 	}
@@ -203,7 +204,7 @@ func TestStorageCreate(t *testing.T) {
 
 func TestStorageCreateErrors(t *testing.T) {
 	jobs, _ := newTestREST(t, generic.UndecoratedStorage)
-	createJob(t, jobs, testJob("exists").Obj())
+	createJob(t, jobs, testJob("exists").Internal())
 	cases := map[string]struct {
 		namespace  string
 		job        *batch.Job
@@ -211,25 +212,25 @@ func TestStorageCreateErrors(t *testing.T) {
 		wantCauses []metav1.StatusCause
 	}{
 		"name taken": {
-			job:     testJob("exists").Obj(),
+			job:     testJob("exists").Internal(),
 			wantErr: apierrors.IsAlreadyExists,
 		},
 		"restartPolicy Always": {
-			job:     testJob("always").Do(func(j *batch.Job) { j.Spec.Template.Spec.RestartPolicy = "Always" }).Obj(),
+			job:     testJob("always").Do(func(j *batchv1.Job) { j.Spec.Template.Spec.RestartPolicy = "Always" }).Internal(),
 			wantErr: apierrors.IsInvalid,
 			wantCauses: []metav1.StatusCause{
 				{Type: metav1.CauseTypeFieldValueRequired, Field: "spec.template.spec.restartPolicy"},
 			},
 		},
 		"template label conflicting with the generated one": {
-			job:     testJob("conflict").TemplateLabel(batch.JobNameLabel, "other").Obj(),
+			job:     testJob("conflict").TemplateLabel(batch.JobNameLabel, "other").Internal(),
 			wantErr: apierrors.IsInvalid,
 			wantCauses: []metav1.StatusCause{
 				{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.template.metadata.labels[batch.jobs.dev/job-name]"},
 			},
 		},
 		"selector without manualSelector": {
-			job:     testJob("selector").Selector(map[string]string{"app": "a"}).TemplateLabel("app", "a").Obj(),
+			job:     testJob("selector").Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}).TemplateLabel("app", "a").Internal(),
 			wantErr: apierrors.IsInvalid,
 			wantCauses: []metav1.StatusCause{
 				{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.selector"},
@@ -237,7 +238,7 @@ func TestStorageCreateErrors(t *testing.T) {
 		},
 		"namespace of the object differs from the request's": {
 			namespace: "other",
-			job:       testJob("elsewhere").Obj(),
+			job:       testJob("elsewhere").Internal(),
 			wantErr:   apierrors.IsBadRequest,
 		},
 	}
@@ -261,7 +262,7 @@ func TestStorageCreateErrors(t *testing.T) {
 
 func TestStorageGet(t *testing.T) {
 	jobs, _ := newTestREST(t, generic.UndecoratedStorage)
-	created := createJob(t, jobs, testJob("j").Obj())
+	created := createJob(t, jobs, testJob("j").Internal())
 	cases := map[string]struct {
 		namespace, name string
 		want            *batch.Job
@@ -307,16 +308,16 @@ func TestStorageList(t *testing.T) {
 				job       *batch.Job
 				succeeded int32
 			}{
-				{job: testJob("a").Completions(3).Label("app", "x").Obj()},
-				{job: testJob("b").Completions(3).Label("app", "x").Obj(), succeeded: 2},
-				{job: testJob("c").Completions(3).Label("app", "y").Obj(), succeeded: 2},
-				{job: testJob("d").Completions(3).Do(func(j *batch.Job) { j.Namespace = "other" }).Label("app", "x").Obj(), succeeded: 2},
+				{job: testJob("a").Completions(3).Label("app", "x").Internal()},
+				{job: testJob("b").Completions(3).Label("app", "x").Internal(), succeeded: 2},
+				{job: testJob("c").Completions(3).Label("app", "y").Internal(), succeeded: 2},
+				{job: testJob("d").Completions(3).Do(func(j *batchv1.Job) { j.Namespace = "other" }).Label("app", "x").Internal(), succeeded: 2},
 			}
 			stored := map[string]*batch.Job{}
 			for _, f := range fixtures {
 				job := createJob(t, jobs, f.job)
 				if f.succeeded > 0 {
-					job = writeStatus(t, status, testJobFrom(job).Running().Succeeded(f.succeeded).Obj())
+					job = writeStatus(t, status, batchtesting.JobFromInternal(job).Do(running).Succeeded(f.succeeded).Internal())
 				}
 				stored[job.Namespace+"/"+job.Name] = job
 			}
@@ -422,7 +423,7 @@ func runUpdateCases(t *testing.T, jobs *REST, updater rest.Updater, cases map[st
 			if tc.missing {
 				base = testJob("missing")
 			}
-			stored := createJob(t, jobs, base.Obj())
+			stored := createJob(t, jobs, base.Internal())
 			if tc.missing {
 				if _, _, err := jobs.Delete(nsContext(stored.Namespace), stored.Name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
 					t.Fatalf("deleting: %v", err)
@@ -526,7 +527,7 @@ func TestStorageUpdate(t *testing.T) {
 func TestStorageUpdateStatus(t *testing.T) {
 	jobs, status := newTestREST(t, generic.UndecoratedStorage)
 	running := func(j *batch.Job) {
-		*j = *testJobFrom(j).Running().Obj()
+		*j = *batchtesting.JobFromInternal(j).Do(running).Internal()
 	}
 	runUpdateCases(t, jobs, status, map[string]updateCase{
 		"status written": {
@@ -602,7 +603,7 @@ func TestStorageDelete(t *testing.T) {
 	for name, tc := range cases {
 		i++
 		t.Run(name, func(t *testing.T) {
-			job := createJob(t, jobs, testJob(fmt.Sprintf("delete-%d", i)).Obj())
+			job := createJob(t, jobs, testJob(fmt.Sprintf("delete-%d", i)).Internal())
 			ctx := nsContext(job.Namespace)
 			options := tc.options
 			if tc.missing {

@@ -36,6 +36,8 @@ import (
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/install"
+	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
 // testJobUID is the UID of the Jobs testJob builds, as the store would have
@@ -44,125 +46,30 @@ const testJobUID = types.UID("5a1c9e0b-3d7f-4e2a-8b6c-9f0e1d2c3b4a")
 
 var testJobStart = metav1.NewTime(time.Date(2026, time.January, 2, 3, 4, 5, 0, time.UTC))
 
-// testJobBuilder builds Jobs for the strategy and storage tests: defaulted as
-// they leave the decoder, and without the selector and template labels the
-// strategy generates (Generated adds them).
-type testJobBuilder struct{ job *batch.Job }
-
-// testJob starts a valid, non-indexed, one-pod Job in namespace "default".
-func testJob(name string) *testJobBuilder {
-	return &testJobBuilder{job: &batch.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault, UID: testJobUID},
-		Spec: batch.JobSpec{
-			Parallelism:          ptr.To[int32](1),
-			Completions:          ptr.To[int32](1),
-			BackoffLimit:         ptr.To[int32](6),
-			CompletionMode:       ptr.To(batch.NonIndexedCompletion),
-			Suspend:              ptr.To(false),
-			ManualSelector:       ptr.To(false),
-			PodReplacementPolicy: ptr.To(batch.TerminatingOrFailed),
-			Template: corev1.PodTemplateSpec{
-				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{
-						Name:                     "main",
-						Image:                    "registry.example/app:1.0",
-						ImagePullPolicy:          corev1.PullIfNotPresent,
-						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
-						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-					}},
-					RestartPolicy:                 corev1.RestartPolicyNever,
-					DNSPolicy:                     corev1.DNSClusterFirst,
-					TerminationGracePeriodSeconds: ptr.To[int64](corev1.DefaultTerminationGracePeriodSeconds),
-					SchedulerName:                 corev1.DefaultSchedulerName,
-					SecurityContext:               &corev1.PodSecurityContext{},
-				},
-			},
-		},
-	}}
+// testJob starts a valid, non-indexed, one-pod Job in namespace "default"
+// for the strategy and storage tests: defaulted as it leaves the decoder,
+// with UID testJobUID (as the store sets it before Validate runs) and
+// without the selector and template labels the strategy generates
+// (Generated adds them).
+func testJob(name string) *batchtesting.JobBuilder {
+	return batchtesting.MakeJob(name).UID(testJobUID).Selector(nil).TemplateLabels(nil).
+		Containers(defaultedContainer("main")).
+		Do(func(j *batchv1.Job) {
+			spec := &j.Spec.Template.Spec
+			spec.DNSPolicy = corev1.DNSClusterFirst
+			spec.TerminationGracePeriodSeconds = ptr.To[int64](corev1.DefaultTerminationGracePeriodSeconds)
+			spec.SchedulerName = corev1.DefaultSchedulerName
+			spec.SecurityContext = &corev1.PodSecurityContext{}
+		})
 }
 
-// testJobFrom continues building from a copy of job, such as one the store returned.
-func testJobFrom(job *batch.Job) *testJobBuilder {
-	return &testJobBuilder{job: job.DeepCopy()}
-}
-
-// Obj returns a copy of the Job built so far.
-func (b *testJobBuilder) Obj() *batch.Job { return b.job.DeepCopy() }
-
-// Do applies a change the other methods do not cover.
-func (b *testJobBuilder) Do(f func(*batch.Job)) *testJobBuilder { f(b.job); return b }
-
-func (b *testJobBuilder) UID(uid types.UID) *testJobBuilder { b.job.UID = uid; return b }
-
-func (b *testJobBuilder) Generation(g int64) *testJobBuilder { b.job.Generation = g; return b }
-
-func (b *testJobBuilder) Label(k, v string) *testJobBuilder {
-	if b.job.Labels == nil {
-		b.job.Labels = map[string]string{}
-	}
-	b.job.Labels[k] = v
-	return b
-}
-
-func (b *testJobBuilder) TemplateLabel(k, v string) *testJobBuilder {
-	if b.job.Spec.Template.Labels == nil {
-		b.job.Spec.Template.Labels = map[string]string{}
-	}
-	b.job.Spec.Template.Labels[k] = v
-	return b
-}
-
-func (b *testJobBuilder) Selector(matchLabels map[string]string) *testJobBuilder {
-	b.job.Spec.Selector = &metav1.LabelSelector{MatchLabels: matchLabels}
-	return b
-}
-
-func (b *testJobBuilder) ManualSelector(m bool) *testJobBuilder {
-	b.job.Spec.ManualSelector = ptr.To(m)
-	return b
-}
-
-func (b *testJobBuilder) Completions(n int32) *testJobBuilder {
-	b.job.Spec.Completions = ptr.To(n)
-	return b
-}
-
-func (b *testJobBuilder) Parallelism(n int32) *testJobBuilder {
-	b.job.Spec.Parallelism = ptr.To(n)
-	return b
-}
-
-// Generated adds what Validate generates from the Job's current name and
-// UID: the four template labels and the controller-uid selector.
-func (b *testJobBuilder) Generated() *testJobBuilder {
-	uid, name := string(b.job.UID), b.job.Name
-	b.TemplateLabel(batch.ControllerUIDLabel, uid).
-		TemplateLabel(batch.LegacyControllerUIDLabel, uid).
-		TemplateLabel(batch.JobNameLabel, name).
-		TemplateLabel(batch.LegacyJobNameLabel, name)
-	return b.Selector(map[string]string{batch.ControllerUIDLabel: uid})
-}
-
-// Running gives the Job the status of a started Job with one active pod.
-func (b *testJobBuilder) Running() *testJobBuilder {
-	b.job.Status.StartTime = &testJobStart
-	b.job.Status.Active = 1
-	b.job.Status.Ready = ptr.To[int32](0)
-	b.job.Status.Terminating = ptr.To[int32](0)
-	b.job.Status.UncountedTerminatedPods = &batch.UncountedTerminatedPods{}
-	return b
-}
-
-// Succeeded sets status.succeeded.
-func (b *testJobBuilder) Succeeded(n int32) *testJobBuilder {
-	b.job.Status.Succeeded = n
-	return b
-}
-
-// NodeSelector sets the template's node selector, for the warning tests.
-func (b *testJobBuilder) NodeSelector(sel map[string]string) *testJobBuilder {
-	b.job.Spec.Template.Spec.NodeSelector = sel
-	return b
+// running gives the Job the status of a started Job with one active pod.
+func running(j *batchv1.Job) {
+	j.Status.StartTime = &testJobStart
+	j.Status.Active = 1
+	j.Status.Ready = ptr.To[int32](0)
+	j.Status.Terminating = ptr.To[int32](0)
+	j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 }
 
 // testScheme returns a scheme with the batch.jobs.dev types.
@@ -200,16 +107,16 @@ func TestStrategyPrepareForCreate(t *testing.T) {
 		want *batch.Job
 	}{
 		"status cleared and generation set to 1": {
-			job:  testJob("j").Generation(7).Running().Succeeded(3).Obj(),
-			want: testJob("j").Generation(1).Obj(),
+			job:  testJob("j").Generation(7).Do(running).Succeeded(3).Internal(),
+			want: testJob("j").Generation(1).Internal(),
 		},
 		"a new Job without generation gets 1": {
-			job:  testJob("j").Obj(),
-			want: testJob("j").Generation(1).Obj(),
+			job:  testJob("j").Internal(),
+			want: testJob("j").Generation(1).Internal(),
 		},
 		"spec and metadata left alone": {
-			job:  testJob("j").Label("app", "a").Parallelism(3).Selector(map[string]string{"app": "a"}).Obj(),
-			want: testJob("j").Label("app", "a").Parallelism(3).Selector(map[string]string{"app": "a"}).Generation(1).Obj(),
+			job:  testJob("j").Label("app", "a").Parallelism(3).Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}).Internal(),
+			want: testJob("j").Label("app", "a").Parallelism(3).Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}).Generation(1).Internal(),
 		},
 	}
 	for name, tc := range cases {
@@ -230,34 +137,34 @@ func TestStrategyValidateGeneratesSelector(t *testing.T) {
 		wantErrs field.ErrorList
 	}{
 		"selector and four template labels generated from UID and name": {
-			job:  testJob("j").Obj(),
-			want: testJob("j").Generated().Obj(),
+			job:  testJob("j").Internal(),
+			want: testJob("j").Generated().Internal(),
 		},
 		"manualSelector unset generates as false does": {
-			job:  testJob("j").Do(func(j *batch.Job) { j.Spec.ManualSelector = nil }).Obj(),
-			want: testJob("j").Do(func(j *batch.Job) { j.Spec.ManualSelector = nil }).Generated().Obj(),
+			job:  testJob("j").Do(func(j *batchv1.Job) { j.Spec.ManualSelector = nil }).Internal(),
+			want: testJob("j").Do(func(j *batchv1.Job) { j.Spec.ManualSelector = nil }).Generated().Internal(),
 		},
 		"other template labels kept": {
-			job:  testJob("j").TemplateLabel("app", "a").Obj(),
-			want: testJob("j").TemplateLabel("app", "a").Generated().Obj(),
+			job:  testJob("j").TemplateLabel("app", "a").Internal(),
+			want: testJob("j").TemplateLabel("app", "a").Generated().Internal(),
 		},
 		"user-set labels with the generated values kept": {
-			job:  testJob("j").TemplateLabel(batch.JobNameLabel, "j").TemplateLabel(batch.LegacyControllerUIDLabel, string(testJobUID)).Obj(),
-			want: testJob("j").Generated().Obj(),
+			job:  testJob("j").TemplateLabel(batch.JobNameLabel, "j").TemplateLabel(batch.LegacyControllerUIDLabel, string(testJobUID)).Internal(),
+			want: testJob("j").Generated().Internal(),
 		},
 		"user-set prefixed job-name left alone and rejected": {
-			job:      testJob("j").TemplateLabel(batch.JobNameLabel, "other").Obj(),
-			want:     testJob("j").Generated().TemplateLabel(batch.JobNameLabel, "other").Obj(),
+			job:      testJob("j").TemplateLabel(batch.JobNameLabel, "other").Internal(),
+			want:     testJob("j").Generated().TemplateLabel(batch.JobNameLabel, "other").Internal(),
 			wantErrs: fieldErrs(field.ErrorTypeInvalid, selectorLabelsPath+"[batch.jobs.dev/job-name]"),
 		},
 		"user-set legacy job-name left alone and rejected": {
-			job:      testJob("j").TemplateLabel(batch.LegacyJobNameLabel, "other").Obj(),
-			want:     testJob("j").Generated().TemplateLabel(batch.LegacyJobNameLabel, "other").Obj(),
+			job:      testJob("j").TemplateLabel(batch.LegacyJobNameLabel, "other").Internal(),
+			want:     testJob("j").Generated().TemplateLabel(batch.LegacyJobNameLabel, "other").Internal(),
 			wantErrs: fieldErrs(field.ErrorTypeInvalid, selectorLabelsPath+"[job-name]"),
 		},
 		"user-set prefixed controller-uid left alone and rejected": {
-			job:  testJob("j").TemplateLabel(batch.ControllerUIDLabel, "wrong").Obj(),
-			want: testJob("j").Generated().TemplateLabel(batch.ControllerUIDLabel, "wrong").Obj(),
+			job:  testJob("j").TemplateLabel(batch.ControllerUIDLabel, "wrong").Internal(),
+			want: testJob("j").Generated().TemplateLabel(batch.ControllerUIDLabel, "wrong").Internal(),
 			wantErrs: fieldErrs(
 				field.ErrorTypeInvalid, selectorLabelsPath+"[batch.jobs.dev/controller-uid]",
 				// The generated selector no longer matches the template either.
@@ -265,46 +172,46 @@ func TestStrategyValidateGeneratesSelector(t *testing.T) {
 			),
 		},
 		"user-set legacy controller-uid left alone and rejected": {
-			job:      testJob("j").TemplateLabel(batch.LegacyControllerUIDLabel, "wrong").Obj(),
-			want:     testJob("j").Generated().TemplateLabel(batch.LegacyControllerUIDLabel, "wrong").Obj(),
+			job:      testJob("j").TemplateLabel(batch.LegacyControllerUIDLabel, "wrong").Internal(),
+			want:     testJob("j").Generated().TemplateLabel(batch.LegacyControllerUIDLabel, "wrong").Internal(),
 			wantErrs: fieldErrs(field.ErrorTypeInvalid, selectorLabelsPath+"[controller-uid]"),
 		},
 		// As upstream: without manualSelector a selector of the user's own
 		// is completed with controller-uid, then refused as not generated.
 		"user selector kept, controller-uid added, rejected as not generated": {
-			job: testJob("j").Selector(map[string]string{"app": "a"}).TemplateLabel("app", "a").Obj(),
+			job: testJob("j").Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}).TemplateLabel("app", "a").Internal(),
 			want: testJob("j").TemplateLabel("app", "a").Generated().
-				Selector(map[string]string{"app": "a", batch.ControllerUIDLabel: string(testJobUID)}).Obj(),
+				Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a", batch.ControllerUIDLabel: string(testJobUID)}}).Internal(),
 			wantErrs: fieldErrs(field.ErrorTypeInvalid, "spec.selector"),
 		},
 		"user selector with matchExpressions only gets matchLabels added and is rejected": {
-			job: testJob("j").Do(func(j *batch.Job) {
+			job: testJob("j").Do(func(j *batchv1.Job) {
 				j.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpExists}}}
-			}).TemplateLabel("app", "a").Obj(),
-			want: testJob("j").TemplateLabel("app", "a").Generated().Do(func(j *batch.Job) {
+			}).TemplateLabel("app", "a").Internal(),
+			want: testJob("j").TemplateLabel("app", "a").Generated().Do(func(j *batchv1.Job) {
 				j.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpExists}}
-			}).Obj(),
+			}).Internal(),
 			wantErrs: fieldErrs(field.ErrorTypeInvalid, "spec.selector"),
 		},
 		"user selector equal to the generated one accepted": {
-			job:  testJob("j").Selector(map[string]string{batch.ControllerUIDLabel: string(testJobUID)}).Obj(),
-			want: testJob("j").Generated().Obj(),
+			job:  testJob("j").Selector(&metav1.LabelSelector{MatchLabels: map[string]string{batch.ControllerUIDLabel: string(testJobUID)}}).Internal(),
+			want: testJob("j").Generated().Internal(),
 		},
 		"user selector with a wrong controller-uid left alone and rejected": {
-			job:  testJob("j").Selector(map[string]string{batch.ControllerUIDLabel: "wrong"}).Obj(),
-			want: testJob("j").Generated().Selector(map[string]string{batch.ControllerUIDLabel: "wrong"}).Obj(),
+			job:  testJob("j").Selector(&metav1.LabelSelector{MatchLabels: map[string]string{batch.ControllerUIDLabel: "wrong"}}).Internal(),
+			want: testJob("j").Generated().Selector(&metav1.LabelSelector{MatchLabels: map[string]string{batch.ControllerUIDLabel: "wrong"}}).Internal(),
 			wantErrs: fieldErrs(
 				field.ErrorTypeInvalid, "spec.selector",
 				field.ErrorTypeInvalid, selectorLabelsPath,
 			),
 		},
 		"manualSelector true: selector and labels are the user's": {
-			job:  testJob("j").ManualSelector(true).Selector(map[string]string{"app": "a"}).TemplateLabel("app", "a").Obj(),
-			want: testJob("j").ManualSelector(true).Selector(map[string]string{"app": "a"}).TemplateLabel("app", "a").Obj(),
+			job:  testJob("j").ManualSelector(true).Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}).TemplateLabel("app", "a").Internal(),
+			want: testJob("j").ManualSelector(true).Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}).TemplateLabel("app", "a").Internal(),
 		},
 		"manualSelector true without a selector: nothing generated, selector required": {
-			job:  testJob("j").ManualSelector(true).TemplateLabel("app", "a").Obj(),
-			want: testJob("j").ManualSelector(true).TemplateLabel("app", "a").Obj(),
+			job:  testJob("j").ManualSelector(true).TemplateLabel("app", "a").Internal(),
+			want: testJob("j").ManualSelector(true).TemplateLabel("app", "a").Internal(),
 			wantErrs: fieldErrs(
 				field.ErrorTypeRequired, "spec.selector",
 				// A nil selector matches nothing, so not the template either (as upstream).
@@ -312,8 +219,8 @@ func TestStrategyValidateGeneratesSelector(t *testing.T) {
 			),
 		},
 		"manualSelector true with a selector not matching the template": {
-			job:      testJob("j").ManualSelector(true).Selector(map[string]string{"app": "a"}).TemplateLabel("app", "b").Obj(),
-			want:     testJob("j").ManualSelector(true).Selector(map[string]string{"app": "a"}).TemplateLabel("app", "b").Obj(),
+			job:      testJob("j").ManualSelector(true).Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}).TemplateLabel("app", "b").Internal(),
+			want:     testJob("j").ManualSelector(true).Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}).TemplateLabel("app", "b").Internal(),
 			wantErrs: fieldErrs(field.ErrorTypeInvalid, selectorLabelsPath),
 		},
 	}
@@ -333,35 +240,35 @@ func TestStrategyValidateGeneratesSelector(t *testing.T) {
 func TestStrategyPrepareForUpdate(t *testing.T) {
 	// The store copies the stored generation onto the new object before
 	// PrepareForUpdate, so every new object here carries the old generation.
-	old := testJob("j").Generated().Generation(3).Running()
+	old := testJob("j").Generated().Generation(3).Do(running)
 	cases := map[string]struct {
 		job  *batch.Job
 		want *batch.Job
 	}{
 		"spec change bumps generation": {
-			job:  testJob("j").Generated().Generation(3).Parallelism(2).Obj(),
-			want: testJob("j").Generated().Generation(4).Parallelism(2).Running().Obj(),
+			job:  testJob("j").Generated().Generation(3).Parallelism(2).Internal(),
+			want: testJob("j").Generated().Generation(4).Parallelism(2).Do(running).Internal(),
 		},
 		"metadata-only change keeps generation": {
-			job:  testJob("j").Generated().Generation(3).Label("app", "a").Obj(),
-			want: testJob("j").Generated().Generation(3).Label("app", "a").Running().Obj(),
+			job:  testJob("j").Generated().Generation(3).Label("app", "a").Internal(),
+			want: testJob("j").Generated().Generation(3).Label("app", "a").Do(running).Internal(),
 		},
 		"status in the request replaced by the stored status": {
-			job:  testJob("j").Generated().Generation(3).Succeeded(5).Obj(),
-			want: old.Obj(),
+			job:  testJob("j").Generated().Generation(3).Succeeded(5).Internal(),
+			want: old.Internal(),
 		},
 		"status change alone keeps generation": {
-			job:  testJob("j").Generated().Generation(3).Running().Succeeded(1).Obj(),
-			want: old.Obj(),
+			job:  testJob("j").Generated().Generation(3).Do(running).Succeeded(1).Internal(),
+			want: old.Internal(),
 		},
 		"spec change with a status change: generation bumped, status kept": {
-			job:  testJob("j").Generated().Generation(3).Parallelism(0).Succeeded(1).Obj(),
-			want: testJob("j").Generated().Generation(4).Parallelism(0).Running().Obj(),
+			job:  testJob("j").Generated().Generation(3).Parallelism(0).Succeeded(1).Internal(),
+			want: testJob("j").Generated().Generation(4).Parallelism(0).Do(running).Internal(),
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			NewStrategy(testScheme()).PrepareForUpdate(context.Background(), tc.job, old.Obj())
+			NewStrategy(testScheme()).PrepareForUpdate(context.Background(), tc.job, old.Internal())
 			if diff := cmp.Diff(tc.want, tc.job); diff != "" {
 				t.Errorf("PrepareForUpdate (-want,+got):\n%s", diff)
 			}
@@ -370,31 +277,31 @@ func TestStrategyPrepareForUpdate(t *testing.T) {
 }
 
 func TestStatusStrategyPrepareForUpdate(t *testing.T) {
-	old := testJob("j").Generated().Generation(3).Running()
+	old := testJob("j").Generated().Generation(3).Do(running)
 	cases := map[string]struct {
 		job  *batch.Job
 		want *batch.Job
 	}{
 		"status written": {
-			job:  testJob("j").Generated().Generation(3).Running().Succeeded(1).Obj(),
-			want: testJob("j").Generated().Generation(3).Running().Succeeded(1).Obj(),
+			job:  testJob("j").Generated().Generation(3).Do(running).Succeeded(1).Internal(),
+			want: testJob("j").Generated().Generation(3).Do(running).Succeeded(1).Internal(),
 		},
 		"spec change replaced by the stored spec, generation kept": {
-			job:  testJob("j").Generated().Generation(3).Parallelism(5).Running().Succeeded(1).Obj(),
-			want: testJob("j").Generated().Generation(3).Running().Succeeded(1).Obj(),
+			job:  testJob("j").Generated().Generation(3).Parallelism(5).Do(running).Succeeded(1).Internal(),
+			want: testJob("j").Generated().Generation(3).Do(running).Succeeded(1).Internal(),
 		},
 		"selector and template labels cannot be dropped through status": {
-			job:  testJob("j").Generation(3).Running().Obj(),
-			want: old.Obj(),
+			job:  testJob("j").Generation(3).Do(running).Internal(),
+			want: old.Internal(),
 		},
 		"metadata change kept": {
-			job:  testJob("j").Generated().Generation(3).Label("app", "a").Running().Obj(),
-			want: testJob("j").Generated().Generation(3).Label("app", "a").Running().Obj(),
+			job:  testJob("j").Generated().Generation(3).Label("app", "a").Do(running).Internal(),
+			want: testJob("j").Generated().Generation(3).Label("app", "a").Do(running).Internal(),
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			NewStatusStrategy(NewStrategy(testScheme())).PrepareForUpdate(context.Background(), tc.job, old.Obj())
+			NewStatusStrategy(NewStrategy(testScheme())).PrepareForUpdate(context.Background(), tc.job, old.Internal())
 			if diff := cmp.Diff(tc.want, tc.job); diff != "" {
 				t.Errorf("PrepareForUpdate (-want,+got):\n%s", diff)
 			}
@@ -492,24 +399,24 @@ func TestStrategyWarningsOnUpdate(t *testing.T) {
 		wantWarnings int
 	}{
 		"spec change warns about the new spec": {
-			job:          testJob("j").Generated().Generation(3).NodeSelector(deprecated).Parallelism(2).Obj(),
+			job:          testJob("j").Generated().Generation(3).NodeSelector(deprecated).Parallelism(2).Internal(),
 			wantWarnings: 1,
 		},
 		"metadata-only change does not warn": {
-			job: testJob("j").Generated().Generation(3).NodeSelector(deprecated).Label("app", "a").Obj(),
+			job: testJob("j").Generated().Generation(3).NodeSelector(deprecated).Label("app", "a").Internal(),
 		},
 		"status-only change does not warn": {
-			job: testJob("j").Generated().Generation(3).NodeSelector(deprecated).Succeeded(1).Obj(),
+			job: testJob("j").Generated().Generation(3).NodeSelector(deprecated).Succeeded(1).Internal(),
 		},
 		"spec change without deprecated fields does not warn": {
-			job: testJob("j").Generated().Generation(3).Parallelism(2).Obj(),
+			job: testJob("j").Generated().Generation(3).Parallelism(2).Internal(),
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			strategy := NewStrategy(testScheme())
-			oldJob := old.Obj()
+			oldJob := old.Internal()
 			// The store runs PrepareForUpdate first; it decides the generation.
 			strategy.PrepareForUpdate(ctx, tc.job, oldJob)
 			if got := strategy.WarningsOnUpdate(ctx, tc.job, oldJob); len(got) != tc.wantWarnings {
@@ -528,11 +435,11 @@ func TestJobToSelectableFields(t *testing.T) {
 		want fields.Set
 	}{
 		"new Job": {
-			job:  testJob("a").Obj(),
+			job:  testJob("a").Internal(),
 			want: fields.Set{"metadata.name": "a", "metadata.namespace": "default", "status.successful": "0"},
 		},
 		"succeeded pods counted": {
-			job:  testJob("b").Do(func(j *batch.Job) { j.Namespace = "other" }).Succeeded(12).Obj(),
+			job:  testJob("b").Do(func(j *batchv1.Job) { j.Namespace = "other" }).Succeeded(12).Internal(),
 			want: fields.Set{"metadata.name": "b", "metadata.namespace": "other", "status.successful": "12"},
 		},
 	}
@@ -546,7 +453,7 @@ func TestJobToSelectableFields(t *testing.T) {
 }
 
 func TestGetAttrs(t *testing.T) {
-	job := testJob("a").Label("app", "x").Succeeded(2).Obj()
+	job := testJob("a").Label("app", "x").Succeeded(2).Internal()
 	gotLabels, gotFields, err := GetAttrs(job)
 	if err != nil {
 		t.Fatalf("GetAttrs: %v", err)
@@ -564,7 +471,7 @@ func TestGetAttrs(t *testing.T) {
 }
 
 func TestMatchJob(t *testing.T) {
-	job := testJob("a").Label("app", "x").Succeeded(2).Obj()
+	job := testJob("a").Label("app", "x").Succeeded(2).Internal()
 	cases := map[string]struct {
 		label string
 		field string

@@ -30,98 +30,33 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
 // tableNow is the fake clock's time in every table test.
 var tableNow = time.Date(2026, time.March, 4, 12, 0, 0, 0, time.UTC)
 
-// tableJobBuilder builds Jobs for the table tests. It is separate from other
-// fixture builders in this package so the tests need no shared helpers.
-type tableJobBuilder struct{ job batch.Job }
-
 // tableJob starts a Job created three hours before tableNow that has not
-// started yet.
-func tableJob(name string) *tableJobBuilder {
-	return &tableJobBuilder{job: batch.Job{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              name,
-			Namespace:         "default",
-			CreationTimestamp: metav1.NewTime(tableNow.Add(-3 * time.Hour)),
-		},
-	}}
+// started yet, with an empty spec: the table shows only what a row sets.
+func tableJob(name string) *batchtesting.JobBuilder {
+	return batchtesting.JobFrom(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{
+		Name:              name,
+		Namespace:         "default",
+		CreationTimestamp: metav1.NewTime(tableNow.Add(-3 * time.Hour)),
+	}})
 }
 
-func (b *tableJobBuilder) Obj() *batch.Job { return &b.job }
-
-func (b *tableJobBuilder) ResourceVersion(rv string) *tableJobBuilder {
-	b.job.ResourceVersion = rv
-	return b
+// withContainer adds a container of the given image to the template.
+func withContainer(name, image string) func(*batchv1.Job) {
+	return func(j *batchv1.Job) {
+		j.Spec.Template.Spec.Containers = append(j.Spec.Template.Spec.Containers, corev1.Container{Name: name, Image: image})
+	}
 }
 
-func (b *tableJobBuilder) CreatedAgo(d time.Duration) *tableJobBuilder {
-	b.job.CreationTimestamp = metav1.NewTime(tableNow.Add(-d))
-	return b
-}
-
-func (b *tableJobBuilder) NoCreationTimestamp() *tableJobBuilder {
-	b.job.CreationTimestamp = metav1.Time{}
-	return b
-}
-
-func (b *tableJobBuilder) Deleting() *tableJobBuilder {
-	b.job.DeletionTimestamp = ptr.To(metav1.NewTime(tableNow))
-	return b
-}
-
-func (b *tableJobBuilder) Completions(n int32) *tableJobBuilder {
-	b.job.Spec.Completions = &n
-	return b
-}
-
-func (b *tableJobBuilder) Parallelism(n int32) *tableJobBuilder {
-	b.job.Spec.Parallelism = &n
-	return b
-}
-
-func (b *tableJobBuilder) Indexed(completions int32) *tableJobBuilder {
-	b.job.Spec.CompletionMode = ptr.To(batch.IndexedCompletion)
-	return b.Completions(completions)
-}
-
-func (b *tableJobBuilder) Selector(s *metav1.LabelSelector) *tableJobBuilder {
-	b.job.Spec.Selector = s
-	return b
-}
-
-func (b *tableJobBuilder) ManagedBy(controller string) *tableJobBuilder {
-	b.job.Spec.ManagedBy = &controller
-	return b
-}
-
-func (b *tableJobBuilder) Container(name, image string) *tableJobBuilder {
-	b.job.Spec.Template.Spec.Containers = append(b.job.Spec.Template.Spec.Containers, corev1.Container{Name: name, Image: image})
-	return b
-}
-
-func (b *tableJobBuilder) Succeeded(n int32) *tableJobBuilder {
-	b.job.Status.Succeeded = n
-	return b
-}
-
-func (b *tableJobBuilder) StartedAgo(d time.Duration) *tableJobBuilder {
-	b.job.Status.StartTime = ptr.To(metav1.NewTime(tableNow.Add(-d)))
-	return b
-}
-
-// Took sets the completion time d after the start time; call StartedAgo first.
-func (b *tableJobBuilder) Took(d time.Duration) *tableJobBuilder {
-	b.job.Status.CompletionTime = ptr.To(metav1.NewTime(b.job.Status.StartTime.Add(d)))
-	return b
-}
-
-func (b *tableJobBuilder) Condition(t batch.JobConditionType, s corev1.ConditionStatus) *tableJobBuilder {
-	b.job.Status.Conditions = append(b.job.Status.Conditions, batch.JobCondition{Type: t, Status: s})
-	return b
+// took sets the completion time d after the start time, which must be set.
+func took(d time.Duration) func(*batchv1.Job) {
+	return func(j *batchv1.Job) { j.Status.CompletionTime = ptr.To(metav1.NewTime(j.Status.StartTime.Add(d))) }
 }
 
 func newTestTableConvertor() tableConvertor {
@@ -155,183 +90,183 @@ func TestConvertToTableJobRow(t *testing.T) {
 	}{
 		// STATUS, one case per value.
 		"status Running without conditions": {
-			job:  tableJob("j").Obj(),
+			job:  tableJob("j").Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"status Complete": {
-			job:  tableJob("j").Condition(batch.JobComplete, isTrue).Obj(),
+			job:  tableJob("j").Condition(batchv1.JobCondition{Type: batchv1.JobComplete, Status: isTrue}).Internal(),
 			want: []any{"j", "Complete", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"status Failed": {
-			job:  tableJob("j").Condition(batch.JobFailed, isTrue).Obj(),
+			job:  tableJob("j").Condition(batchv1.JobCondition{Type: batchv1.JobFailed, Status: isTrue}).Internal(),
 			want: []any{"j", "Failed", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"status Terminating": {
-			job:  tableJob("j").Deleting().Obj(),
+			job:  tableJob("j").Deleting(tableNow).Internal(),
 			want: []any{"j", "Terminating", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"status Suspended": {
-			job:  tableJob("j").Condition(batch.JobSuspended, isTrue).Obj(),
+			job:  tableJob("j").Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: isTrue}).Internal(),
 			want: []any{"j", "Suspended", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"status FailureTarget": {
-			job:  tableJob("j").Condition(batch.JobFailureTarget, isTrue).Obj(),
+			job:  tableJob("j").Condition(batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: isTrue}).Internal(),
 			want: []any{"j", "FailureTarget", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"status SuccessCriteriaMet": {
-			job:  tableJob("j").Condition(batch.JobSuccessCriteriaMet, isTrue).Obj(),
+			job:  tableJob("j").Condition(batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: isTrue}).Internal(),
 			want: []any{"j", "SuccessCriteriaMet", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 
 		// STATUS precedence and condition status.
 		"status Running when every condition is False": {
 			job: tableJob("j").
-				Condition(batch.JobComplete, isFalse).
-				Condition(batch.JobFailed, isFalse).
-				Condition(batch.JobSuspended, isFalse).
-				Condition(batch.JobFailureTarget, isFalse).
-				Condition(batch.JobSuccessCriteriaMet, isFalse).Obj(),
+				Condition(batchv1.JobCondition{Type: batchv1.JobComplete, Status: isFalse}).
+				Condition(batchv1.JobCondition{Type: batchv1.JobFailed, Status: isFalse}).
+				Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: isFalse}).
+				Condition(batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: isFalse}).
+				Condition(batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: isFalse}).Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"status Running when Suspended is Unknown": {
-			job:  tableJob("j").Condition(batch.JobSuspended, corev1.ConditionUnknown).Obj(),
+			job:  tableJob("j").Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: corev1.ConditionUnknown}).Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"Complete wins over Failed, deletion and SuccessCriteriaMet": {
-			job: tableJob("j").Deleting().
-				Condition(batch.JobSuccessCriteriaMet, isTrue).
-				Condition(batch.JobFailed, isTrue).
-				Condition(batch.JobComplete, isTrue).Obj(),
+			job: tableJob("j").Deleting(tableNow).
+				Condition(batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: isTrue}).
+				Condition(batchv1.JobCondition{Type: batchv1.JobFailed, Status: isTrue}).
+				Condition(batchv1.JobCondition{Type: batchv1.JobComplete, Status: isTrue}).Internal(),
 			want: []any{"j", "Complete", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"Failed wins over deletion and FailureTarget": {
-			job: tableJob("j").Deleting().
-				Condition(batch.JobFailureTarget, isTrue).
-				Condition(batch.JobFailed, isTrue).Obj(),
+			job: tableJob("j").Deleting(tableNow).
+				Condition(batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: isTrue}).
+				Condition(batchv1.JobCondition{Type: batchv1.JobFailed, Status: isTrue}).Internal(),
 			want: []any{"j", "Failed", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"deletion wins over Suspended": {
-			job:  tableJob("j").Deleting().Condition(batch.JobSuspended, isTrue).Obj(),
+			job:  tableJob("j").Deleting(tableNow).Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: isTrue}).Internal(),
 			want: []any{"j", "Terminating", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"Suspended wins over FailureTarget": {
 			job: tableJob("j").
-				Condition(batch.JobFailureTarget, isTrue).
-				Condition(batch.JobSuspended, isTrue).Obj(),
+				Condition(batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: isTrue}).
+				Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: isTrue}).Internal(),
 			want: []any{"j", "Suspended", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"FailureTarget wins over SuccessCriteriaMet": {
 			job: tableJob("j").
-				Condition(batch.JobSuccessCriteriaMet, isTrue).
-				Condition(batch.JobFailureTarget, isTrue).Obj(),
+				Condition(batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: isTrue}).
+				Condition(batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: isTrue}).Internal(),
 			want: []any{"j", "FailureTarget", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"only the first condition of a type counts": {
 			job: tableJob("j").
-				Condition(batch.JobComplete, isFalse).
-				Condition(batch.JobComplete, isTrue).Obj(),
+				Condition(batchv1.JobCondition{Type: batchv1.JobComplete, Status: isFalse}).
+				Condition(batchv1.JobCondition{Type: batchv1.JobComplete, Status: isTrue}).Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 
 		// COMPLETIONS.
 		"completions set": {
-			job:  tableJob("j").Completions(5).Parallelism(2).Succeeded(3).Obj(),
+			job:  tableJob("j").Completions(5).Parallelism(2).Succeeded(3).Internal(),
 			want: []any{"j", "Running", "3/5", "", "3h", "", "", "<none>", ""},
 		},
 		"completions zero": {
-			job:  tableJob("j").Completions(0).Obj(),
+			job:  tableJob("j").Completions(0).Internal(),
 			want: []any{"j", "Running", "0/0", "", "3h", "", "", "<none>", ""},
 		},
 		"no completions, no parallelism": {
-			job:  tableJob("j").Succeeded(1).Obj(),
+			job:  tableJob("j").Succeeded(1).Internal(),
 			want: []any{"j", "Running", "1/1", "", "3h", "", "", "<none>", ""},
 		},
 		"no completions, parallelism 1": {
-			job:  tableJob("j").Parallelism(1).Obj(),
+			job:  tableJob("j").Parallelism(1).Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"no completions, parallelism 0": {
-			job:  tableJob("j").Parallelism(0).Obj(),
+			job:  tableJob("j").Parallelism(0).Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"no completions, parallelism 4": {
-			job:  tableJob("j").Parallelism(4).Succeeded(2).Obj(),
+			job:  tableJob("j").Parallelism(4).Succeeded(2).Internal(),
 			want: []any{"j", "Running", "2/1 of 4", "", "3h", "", "", "<none>", ""},
 		},
 		"indexed": {
-			job:  tableJob("j").Indexed(3).Parallelism(3).Succeeded(2).Obj(),
+			job:  tableJob("j").Indexed(3).Parallelism(3).Succeeded(2).Internal(),
 			want: []any{"j", "Running", "2/3", "", "3h", "", "", "<none>", ""},
 		},
 
 		// DURATION and AGE.
 		"duration running counts to now": {
-			job:  tableJob("j").StartedAgo(90 * time.Second).Obj(),
+			job:  tableJob("j").StartTime(tableNow.Add(-90 * time.Second)).Internal(),
 			want: []any{"j", "Running", "0/1", "90s", "3h", "", "", "<none>", ""},
 		},
 		"duration running for minutes": {
-			job:  tableJob("j").StartedAgo(7*time.Minute + 5*time.Second).Obj(),
+			job:  tableJob("j").StartTime(tableNow.Add(-(7*time.Minute + 5*time.Second))).Internal(),
 			want: []any{"j", "Running", "0/1", "7m5s", "3h", "", "", "<none>", ""},
 		},
 		"duration finished counts to completion, not now": {
-			job: tableJob("j").StartedAgo(2*time.Hour).Took(5*time.Minute).
-				Completions(1).Succeeded(1).Condition(batch.JobComplete, isTrue).Obj(),
+			job: tableJob("j").StartTime(tableNow.Add(-2 * time.Hour)).Do(took(5 * time.Minute)).
+				Completions(1).Succeeded(1).Condition(batchv1.JobCondition{Type: batchv1.JobComplete, Status: isTrue}).Internal(),
 			want: []any{"j", "Complete", "1/1", "5m", "3h", "", "", "<none>", ""},
 		},
 		"duration not started is empty even with a completion time": {
 			job: func() *batch.Job {
-				j := tableJob("j").Obj()
+				j := tableJob("j").Internal()
 				j.Status.CompletionTime = ptr.To(metav1.NewTime(tableNow))
 				return j
 			}(),
 			want: []any{"j", "Running", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"age in days": {
-			job:  tableJob("j").CreatedAgo(50 * time.Hour).Obj(),
+			job:  tableJob("j").CreationTimestamp(tableNow.Add(-50 * time.Hour)).Internal(),
 			want: []any{"j", "Running", "0/1", "", "2d2h", "", "", "<none>", ""},
 		},
 		"age unknown without creation timestamp": {
-			job:  tableJob("j").NoCreationTimestamp().Obj(),
+			job:  tableJob("j").CreationTimestamp(time.Time{}).Internal(),
 			want: []any{"j", "Running", "0/1", "", "<unknown>", "", "", "<none>", ""},
 		},
 
 		// Wide columns.
 		"wide one container": {
-			job: tableJob("j").Container("main", "busybox:1.36").
-				Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": "0a1b"}}).Obj(),
+			job: tableJob("j").Do(withContainer("main", "busybox:1.36")).
+				Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": "0a1b"}}).Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "main", "busybox:1.36", "batch.kubernetes.io/controller-uid=0a1b", ""},
 		},
 		"wide several containers and a selector with expressions": {
-			job: tableJob("j").Container("main", "busybox").Container("sidecar", "envoy:v1").
+			job: tableJob("j").Do(withContainer("main", "busybox")).Do(withContainer("sidecar", "envoy:v1")).
 				Selector(&metav1.LabelSelector{
 					MatchLabels: map[string]string{"job-name": "j", "app": "x"},
 					MatchExpressions: []metav1.LabelSelectorRequirement{
 						{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"b", "a"}},
 					},
-				}).Obj(),
+				}).Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "main,sidecar", "busybox,envoy:v1", "app=x,job-name=j,tier in (a,b)", ""},
 		},
 		"wide empty selector": {
-			job:  tableJob("j").Selector(&metav1.LabelSelector{}).Obj(),
+			job:  tableJob("j").Selector(&metav1.LabelSelector{}).Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "", "", "<none>", ""},
 		},
 		"wide invalid selector": {
 			job: tableJob("j").Selector(&metav1.LabelSelector{
 				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Near"}},
-			}).Obj(),
+			}).Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "", "", "<error>", ""},
 		},
 
 		// MANAGED-BY shows spec.managedBy as it is stored.
 		"managed-by unset is empty": {
-			job:  tableJob("j").Container("main", "busybox").Obj(),
+			job:  tableJob("j").Do(withContainer("main", "busybox")).Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "main", "busybox", "<none>", ""},
 		},
 		"managed-by the reserved built-in controller": {
-			job:  tableJob("j").ManagedBy("kubernetes.io/job-controller").Obj(),
+			job:  tableJob("j").ManagedBy("kubernetes.io/job-controller").Internal(),
 			want: []any{"j", "Running", "0/1", "", "3h", "", "", "<none>", "kubernetes.io/job-controller"},
 		},
 		"managed-by an external controller": {
-			job:  tableJob("j").ManagedBy("kueue.x-k8s.io/multikueue").Condition(batch.JobSuspended, isTrue).Obj(),
+			job:  tableJob("j").ManagedBy("kueue.x-k8s.io/multikueue").Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: isTrue}).Internal(),
 			want: []any{"j", "Suspended", "0/1", "", "3h", "", "", "<none>", "kueue.x-k8s.io/multikueue"},
 		},
 	}
@@ -350,9 +285,9 @@ func TestConvertToTableJobRow(t *testing.T) {
 }
 
 func TestConvertToTable(t *testing.T) {
-	running := tableJob("running").ResourceVersion("11").Container("c", "img").StartedAgo(time.Minute).Obj()
+	running := tableJob("running").ResourceVersion("11").Do(withContainer("c", "img")).StartTime(tableNow.Add(-time.Minute)).Internal()
 	done := tableJob("done").ResourceVersion("12").ManagedBy("example.com/runner").Completions(2).Succeeded(2).
-		StartedAgo(time.Hour).Took(10*time.Minute).Condition(batch.JobComplete, corev1.ConditionTrue).Obj()
+		StartTime(tableNow.Add(-time.Hour)).Do(took(10 * time.Minute)).Condition(batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}).Internal()
 	list := &batch.JobList{
 		ListMeta: metav1.ListMeta{ResourceVersion: "42", Continue: "token", RemainingItemCount: ptr.To[int64](7)},
 		Items:    []batch.Job{*running, *done},
@@ -452,7 +387,7 @@ func TestConvertToTableRejects(t *testing.T) {
 			obj: &corev1.Pod{},
 		},
 		"table options of another type": {
-			obj:     tableJob("j").Obj(),
+			obj:     tableJob("j").Internal(),
 			options: &metav1.ListOptions{},
 		},
 	}
@@ -471,12 +406,12 @@ func TestConvertToTableRejects(t *testing.T) {
 
 func TestConvertToTableDoesNotShareColumns(t *testing.T) {
 	c := newTestTableConvertor()
-	first, err := c.ConvertToTable(context.Background(), tableJob("a").Obj(), nil)
+	first, err := c.ConvertToTable(context.Background(), tableJob("a").Internal(), nil)
 	if err != nil {
 		t.Fatalf("ConvertToTable: %v", err)
 	}
 	first.ColumnDefinitions[0].Name = "changed"
-	second, err := c.ConvertToTable(context.Background(), tableJob("b").Obj(), nil)
+	second, err := c.ConvertToTable(context.Background(), tableJob("b").Internal(), nil)
 	if err != nil {
 		t.Fatalf("ConvertToTable: %v", err)
 	}

@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
 const (
@@ -37,7 +38,7 @@ const (
 
 // spec changes the template's pod spec of testJob("j").
 func spec(change func(*corev1.PodSpec)) *batch.Job {
-	return testJob("j").Do(func(j *batch.Job) { change(&j.Spec.Template.Spec) }).Obj()
+	return testJob("j").Do(func(j *batchv1.Job) { change(&j.Spec.Template.Spec) }).Internal()
 }
 
 // main changes the template's first (and only) container.
@@ -285,7 +286,7 @@ func TestInvalidTemplates(t *testing.T) {
 			want: field.ErrorList{fe(duplicate, podSpec+".schedulingGates[1]")}},
 		// Upstream's path is spec.template.labels; the Job's own labels,
 		// defaulted from the template's, are refused too.
-		"invalid template label": {job: testJob("j").TemplateLabel("bad key!", "v").Obj(),
+		"invalid template label": {job: testJob("j").TemplateLabel("bad key!", "v").Internal(),
 			want: field.ErrorList{fe(invalid, "spec.template.labels"), fe(invalid, "metadata.labels")}},
 		"container without an image": {job: main(func(c *corev1.Container) { c.Image = "" }),
 			want: field.ErrorList{fe(required, ctr0+".image")}},

@@ -35,6 +35,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/validation"
 	"github.com/batch-apiserver/batch-apiserver/pkg/features"
 )
@@ -44,36 +46,21 @@ var (
 	optsT1 = metav1.NewTime(optsT0.Add(time.Minute))
 )
 
-// optsJob builds the stored Jobs the option deciders look at.
-type optsJob struct{ job *batch.Job }
-
-func newOptsJob() *optsJob {
-	return &optsJob{job: &batch.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "default", UID: "uid"},
-		Spec: batch.JobSpec{
-			Parallelism:    ptr.To[int32](2),
-			Completions:    ptr.To[int32](4),
-			CompletionMode: ptr.To(batch.NonIndexedCompletion),
-			Suspend:        ptr.To(false),
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{batch.ControllerUIDLabel: "uid"}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{
-				batch.ControllerUIDLabel: "uid", batch.LegacyControllerUIDLabel: "uid", batch.JobNameLabel: "j", batch.LegacyJobNameLabel: "j",
-			}}},
-		},
-		Status: batch.JobStatus{StartTime: &optsT0, Active: 2},
-	}}
-}
-
-func (o *optsJob) do(f func(*batch.Job)) *optsJob { f(o.job); return o }
-func (o *optsJob) obj() *batch.Job                { return o.job.DeepCopy() }
-func (o *optsJob) cond(t batch.JobConditionType, s corev1.ConditionStatus) *optsJob {
-	o.job.Status.Conditions = append(o.job.Status.Conditions, batch.JobCondition{Type: t, Status: s})
-	return o
+// newOptsJob starts the stored Job the option deciders look at: started,
+// two of four completions active, without backoffLimit, manualSelector,
+// podReplacementPolicy or a template spec.
+func newOptsJob() *batchtesting.JobBuilder {
+	return batchtesting.MakeJob("j").UID("uid").Generated().Parallelism(2).Completions(4).
+		StartTime(optsT0.Time).Active(2).
+		Do(func(j *batchv1.Job) {
+			j.Spec.BackoffLimit, j.Spec.ManualSelector, j.Spec.PodReplacementPolicy = nil, nil, nil
+			j.Spec.Template.Spec = corev1.PodSpec{}
+		})
 }
 
 func TestJobValidationOptions(t *testing.T) {
-	suspended := func() *optsJob {
-		return newOptsJob().do(func(j *batch.Job) { j.Spec.Suspend = ptr.To(true); j.Status.StartTime = nil; j.Status.Active = 0 })
+	suspended := func() *batchtesting.JobBuilder {
+		return newOptsJob().Do(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true); j.Status.StartTime = nil; j.Status.Active = 0 })
 	}
 	mutable := validation.JobValidationOptions{RequirePrefixedLabels: true, AllowMutableSchedulingDirectives: true, AllowMutablePodResources: true}
 	cases := map[string]struct {
@@ -82,31 +69,31 @@ func TestJobValidationOptions(t *testing.T) {
 		want  validation.JobValidationOptions
 	}{
 		"create":                           {want: validation.JobValidationOptions{RequirePrefixedLabels: true}},
-		"running Job":                      {old: newOptsJob().obj(), want: validation.JobValidationOptions{RequirePrefixedLabels: true}},
-		"suspended Job that never started": {old: suspended().obj(), want: mutable},
-		"suspended Job that started, before the controller acknowledged": {old: suspended().do(func(j *batch.Job) { j.Status.StartTime = &optsT0 }).obj(),
+		"running Job":                      {old: newOptsJob().Internal(), want: validation.JobValidationOptions{RequirePrefixedLabels: true}},
+		"suspended Job that never started": {old: suspended().Internal(), want: mutable},
+		"suspended Job that started, before the controller acknowledged": {old: suspended().Do(func(j *batchv1.Job) { j.Status.StartTime = &optsT0 }).Internal(),
 			want: validation.JobValidationOptions{RequirePrefixedLabels: true}},
-		"suspended Job that started, acknowledged": {old: suspended().do(func(j *batch.Job) { j.Status.StartTime = &optsT0 }).cond(batch.JobSuspended, corev1.ConditionTrue).obj(),
+		"suspended Job that started, acknowledged": {old: suspended().Do(func(j *batchv1.Job) { j.Status.StartTime = &optsT0 }).Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}).Internal(),
 			want: mutable},
-		"suspended Job with active pods": {old: suspended().cond(batch.JobSuspended, corev1.ConditionTrue).do(func(j *batch.Job) { j.Status.Active = 1 }).obj(),
+		"suspended Job with active pods": {old: suspended().Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}).Do(func(j *batchv1.Job) { j.Status.Active = 1 }).Internal(),
 			want: validation.JobValidationOptions{RequirePrefixedLabels: true}},
-		"Job resuming with the Suspended condition still true": {old: newOptsJob().do(func(j *batch.Job) { j.Status.Active = 0 }).cond(batch.JobSuspended, corev1.ConditionTrue).obj(),
+		"Job resuming with the Suspended condition still true": {old: newOptsJob().Do(func(j *batchv1.Job) { j.Status.Active = 0 }).Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}).Internal(),
 			want: validation.JobValidationOptions{RequirePrefixedLabels: true}},
-		"Job stored without the prefixed labels": {old: newOptsJob().do(func(j *batch.Job) { delete(j.Spec.Template.Labels, batch.JobNameLabel) }).obj(),
+		"Job stored without the prefixed labels": {old: newOptsJob().Do(func(j *batchv1.Job) { delete(j.Spec.Template.Labels, batch.JobNameLabel) }).Internal(),
 			want: validation.JobValidationOptions{}},
-		"Job stored with an invalid label value in its selector": {old: newOptsJob().do(func(j *batch.Job) {
+		"Job stored with an invalid label value in its selector": {old: newOptsJob().Do(func(j *batchv1.Job) {
 			j.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"a b"}}}
-		}).obj(), want: validation.JobValidationOptions{RequirePrefixedLabels: true, PodValidationOptions: corevalidation.PodValidationOptions{AllowInvalidLabelValueInSelector: true}}},
+		}).Internal(), want: validation.JobValidationOptions{RequirePrefixedLabels: true, PodValidationOptions: corevalidation.PodValidationOptions{AllowInvalidLabelValueInSelector: true}}},
 		"suspended Job that started, acknowledged, without MutableSchedulingDirectivesForSuspendedJobs": {
-			old:   suspended().do(func(j *batch.Job) { j.Status.StartTime = &optsT0 }).cond(batch.JobSuspended, corev1.ConditionTrue).obj(),
+			old:   suspended().Do(func(j *batchv1.Job) { j.Status.StartTime = &optsT0 }).Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}).Internal(),
 			gates: map[featuregate.Feature]bool{kubefeatures.MutableSchedulingDirectivesForSuspendedJobs: false},
 			want:  validation.JobValidationOptions{RequirePrefixedLabels: true, AllowMutablePodResources: true}},
 		"suspended Job that never started, without MutableSchedulingDirectivesForSuspendedJobs": {
-			old:   suspended().obj(),
+			old:   suspended().Internal(),
 			gates: map[featuregate.Feature]bool{kubefeatures.MutableSchedulingDirectivesForSuspendedJobs: false},
 			want:  mutable},
 		"suspended Job that never started, without MutablePodResourcesForSuspendedJobs": {
-			old:   suspended().obj(),
+			old:   suspended().Internal(),
 			gates: map[featuregate.Feature]bool{kubefeatures.MutablePodResourcesForSuspendedJobs: false},
 			want:  validation.JobValidationOptions{RequirePrefixedLabels: true, AllowMutableSchedulingDirectives: true}},
 	}
@@ -115,7 +102,7 @@ func TestJobValidationOptions(t *testing.T) {
 			for gate, on := range tc.gates {
 				featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, gate, on)
 			}
-			job := newOptsJob().obj()
+			job := newOptsJob().Internal()
 			// The pod template options are core's, from the templates; the
 			// cases pin what the Job strategy decides on top of them.
 			want := tc.want
@@ -151,9 +138,9 @@ func withOpts(f func(*validation.JobStatusValidationOptions)) validation.JobStat
 
 func TestJobStatusValidationOptions(t *testing.T) {
 	base := newOptsJob
-	indexed := func() *optsJob {
-		return newOptsJob().do(func(j *batch.Job) {
-			j.Spec.CompletionMode = ptr.To(batch.IndexedCompletion)
+	indexed := func() *batchtesting.JobBuilder {
+		return newOptsJob().Do(func(j *batchv1.Job) {
+			j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 			j.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
 		})
 	}
@@ -161,25 +148,25 @@ func TestJobStatusValidationOptions(t *testing.T) {
 		old, job *batch.Job
 		want     validation.JobStatusValidationOptions
 	}{
-		"nothing changed": {old: base().obj(), job: base().obj(), want: alwaysOn()},
-		"elastic Indexed Job may lower succeeded": {old: indexed().do(func(j *batch.Job) { j.Spec.Parallelism = ptr.To[int32](4) }).obj(),
-			job:  indexed().do(func(j *batch.Job) { j.Spec.Parallelism = ptr.To[int32](4) }).obj(),
+		"nothing changed": {old: base().Internal(), job: base().Internal(), want: alwaysOn()},
+		"elastic Indexed Job may lower succeeded": {old: indexed().Do(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](4) }).Internal(),
+			job:  indexed().Do(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](4) }).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) { o.RejectDecreasingSucceededCounter = false })},
-		"Indexed Job with parallelism below completions": {old: indexed().obj(), job: indexed().obj(), want: alwaysOn()},
-		"completedIndexes changed": {old: indexed().obj(), job: indexed().do(func(j *batch.Job) { j.Status.CompletedIndexes = "0" }).obj(),
+		"Indexed Job with parallelism below completions": {old: indexed().Internal(), job: indexed().Internal(), want: alwaysOn()},
+		"completedIndexes changed": {old: indexed().Internal(), job: indexed().Do(func(j *batchv1.Job) { j.Status.CompletedIndexes = "0" }).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) {
 				o.RejectInvalidCompletedIndexes = true
 				o.RejectCompletedIndexesForNonIndexedJob = true
 				o.RejectFailedIndexesOverlappingCompleted = true
 			})},
-		"failedIndexes changed": {old: indexed().obj(), job: indexed().do(func(j *batch.Job) { j.Status.FailedIndexes = ptr.To("1") }).obj(),
+		"failedIndexes changed": {old: indexed().Internal(), job: indexed().Do(func(j *batchv1.Job) { j.Status.FailedIndexes = ptr.To("1") }).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) {
 				o.RejectInvalidFailedIndexes = true
 				o.RejectFailedIndexesForNoBackoffLimitPerIndex = true
 				o.RejectFailedIndexesOverlappingCompleted = true
 				o.RejectFailedJobWithoutFailureTarget = true
 			})},
-		"Failed set": {old: base().cond(batch.JobFailureTarget, corev1.ConditionTrue).obj(), job: base().cond(batch.JobFailureTarget, corev1.ConditionTrue).cond(batch.JobFailed, corev1.ConditionTrue).obj(),
+		"Failed set": {old: base().Condition(batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}).Internal(), job: base().Condition(batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}).Condition(batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) {
 				o.RejectFailedJobWithoutFailureTarget = true
 				o.RejectCompleteJobWithFailedCondition = true
@@ -188,12 +175,12 @@ func TestJobStatusValidationOptions(t *testing.T) {
 				o.RejectFinishedJobWithUncountedTerminatedPods = true
 				o.RejectFinishedJobWithTerminatingPods = true
 			})},
-		"FailureTarget set": {old: base().obj(), job: base().cond(batch.JobFailureTarget, corev1.ConditionTrue).obj(),
+		"FailureTarget set": {old: base().Internal(), job: base().Condition(batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) { o.RejectCompleteJobWithFailureTargetCondition = true })},
-		"SuccessCriteriaMet set": {old: base().obj(), job: base().cond(batch.JobSuccessCriteriaMet, corev1.ConditionTrue).obj(),
+		"SuccessCriteriaMet set": {old: base().Internal(), job: base().Condition(batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) { o.RejectCompleteJobWithoutSuccessCriteriaMet = true })},
-		"Complete set": {old: base().cond(batch.JobSuccessCriteriaMet, corev1.ConditionTrue).obj(),
-			job: base().cond(batch.JobSuccessCriteriaMet, corev1.ConditionTrue).cond(batch.JobComplete, corev1.ConditionTrue).obj(),
+		"Complete set": {old: base().Condition(batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}).Internal(),
+			job: base().Condition(batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}).Condition(batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) {
 				o.RejectCompleteJobWithoutSuccessCriteriaMet = true
 				o.RejectFinishedJobWithActivePods = true
@@ -206,9 +193,9 @@ func TestJobStatusValidationOptions(t *testing.T) {
 				o.RejectFinishedJobWithTerminatingPods = true
 			})},
 		"Complete set on a suspended Job with zero completions": {
-			old: base().do(func(j *batch.Job) { j.Spec.Suspend = ptr.To(true); j.Spec.Completions = ptr.To[int32](0) }).obj(),
-			job: base().do(func(j *batch.Job) { j.Spec.Suspend = ptr.To(true); j.Spec.Completions = ptr.To[int32](0) }).
-				cond(batch.JobSuccessCriteriaMet, corev1.ConditionTrue).cond(batch.JobComplete, corev1.ConditionTrue).obj(),
+			old: base().Do(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true); j.Spec.Completions = ptr.To[int32](0) }).Internal(),
+			job: base().Do(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true); j.Spec.Completions = ptr.To[int32](0) }).
+				Condition(batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}).Condition(batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) {
 				o.RejectCompleteJobWithoutSuccessCriteriaMet = true
 				o.RejectFinishedJobWithActivePods = true
@@ -219,36 +206,36 @@ func TestJobStatusValidationOptions(t *testing.T) {
 				o.RejectCompleteJobWithFailureTargetCondition = true
 				o.RejectFinishedJobWithTerminatingPods = true
 			})},
-		"active changed": {old: base().obj(), job: base().do(func(j *batch.Job) { j.Status.Active = 3 }).obj(),
+		"active changed": {old: base().Internal(), job: base().Do(func(j *batchv1.Job) { j.Status.Active = 3 }).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) {
 				o.RejectFinishedJobWithActivePods = true
 				o.RejectMoreReadyThanActivePods = true
 			})},
-		"ready changed": {old: base().obj(), job: base().do(func(j *batch.Job) { j.Status.Ready = ptr.To[int32](1) }).obj(),
+		"ready changed": {old: base().Internal(), job: base().Do(func(j *batchv1.Job) { j.Status.Ready = ptr.To[int32](1) }).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) { o.RejectMoreReadyThanActivePods = true })},
-		"terminating changed": {old: base().obj(), job: base().do(func(j *batch.Job) { j.Status.Terminating = ptr.To[int32](1) }).obj(),
+		"terminating changed": {old: base().Internal(), job: base().Do(func(j *batchv1.Job) { j.Status.Terminating = ptr.To[int32](1) }).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) { o.RejectFinishedJobWithTerminatingPods = true })},
-		"uncounted pods changed": {old: base().obj(), job: base().do(func(j *batch.Job) {
-			j.Status.UncountedTerminatedPods = &batch.UncountedTerminatedPods{Failed: []types.UID{"p"}}
-		}).obj(), want: withOpts(func(o *validation.JobStatusValidationOptions) { o.RejectFinishedJobWithUncountedTerminatedPods = true })},
-		"uncounted pods emptied to the same meaning": {old: base().do(func(j *batch.Job) { j.Status.UncountedTerminatedPods = &batch.UncountedTerminatedPods{} }).obj(),
-			job: base().do(func(j *batch.Job) {
-				j.Status.UncountedTerminatedPods = &batch.UncountedTerminatedPods{Failed: []types.UID{}}
-			}).obj(),
+		"uncounted pods changed": {old: base().Internal(), job: base().Do(func(j *batchv1.Job) {
+			j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Failed: []types.UID{"p"}}
+		}).Internal(), want: withOpts(func(o *validation.JobStatusValidationOptions) { o.RejectFinishedJobWithUncountedTerminatedPods = true })},
+		"uncounted pods emptied to the same meaning": {old: base().Do(func(j *batchv1.Job) { j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{} }).Internal(),
+			job: base().Do(func(j *batchv1.Job) {
+				j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Failed: []types.UID{}}
+			}).Internal(),
 			want: alwaysOn()},
-		"startTime changed": {old: base().obj(), job: base().do(func(j *batch.Job) { j.Status.StartTime = &optsT1 }).obj(),
+		"startTime changed": {old: base().Internal(), job: base().Do(func(j *batchv1.Job) { j.Status.StartTime = &optsT1 }).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) {
 				o.RejectFinishedJobWithoutStartTime = true
 				o.RejectStartTimeUpdateForUnsuspendedJob = true
 				o.RejectCompletionTimeBeforeStartTime = true
 			})},
-		"startTime reset when the Job resumes": {old: base().cond(batch.JobSuspended, corev1.ConditionTrue).obj(),
-			job: base().cond(batch.JobSuspended, corev1.ConditionFalse).do(func(j *batch.Job) { j.Status.StartTime = &optsT1 }).obj(),
+		"startTime reset when the Job resumes": {old: base().Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}).Internal(),
+			job: base().Condition(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: corev1.ConditionFalse}).Do(func(j *batchv1.Job) { j.Status.StartTime = &optsT1 }).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) {
 				o.RejectFinishedJobWithoutStartTime = true
 				o.RejectCompletionTimeBeforeStartTime = true
 			})},
-		"completionTime changed": {old: base().obj(), job: base().do(func(j *batch.Job) { j.Status.CompletionTime = &optsT1 }).obj(),
+		"completionTime changed": {old: base().Internal(), job: base().Do(func(j *batchv1.Job) { j.Status.CompletionTime = &optsT1 }).Internal(),
 			want: withOpts(func(o *validation.JobStatusValidationOptions) {
 				o.RejectCompletionTimeBeforeStartTime = true
 				o.RejectNotCompleteJobWithCompletionTime = true
@@ -266,8 +253,8 @@ func TestJobStatusValidationOptions(t *testing.T) {
 
 func TestJobStatusValidationOptionsStrict(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.JobStrictStatusValidation, true)
-	old := newOptsJob().obj()
-	job := newOptsJob().obj()
+	old := newOptsJob().Internal()
+	job := newOptsJob().Internal()
 	want := validation.AllStatusRules()
 	if diff := cmp.Diff(want, jobStatusValidationOptions(job, old)); diff != "" {
 		t.Errorf("with JobStrictStatusValidation every rule must be on (-want,+got):\n%s", diff)

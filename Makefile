@@ -24,6 +24,10 @@ IMAGE_NAME ?= batch-apiserver
 IMAGE_TAG  ?= $(subst +,_,$(GIT_VERSION))
 IMAGE_DIR   = _output/images
 IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
+# The go test of make test's tiers compiles as `make build` does (no cgo,
+# -trimpath): the dependencies compiled for the binaries are the ones the
+# tests link, not a second copy of the whole tree built with cgo.
+GO_TEST     = CGO_ENABLED=0 $(GO) test -trimpath
 # Packages of the unit tier: everything but the integration, e2e and scale tiers.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/scale)
 
@@ -65,21 +69,24 @@ demo: build scale-bins ## A throwaway cluster (kube-apiserver, kube-scheduler, K
 run: build ## Run standalone on the embedded default (data in ./data, HTTPS on 127.0.0.1:8443).
 	$(BINARY) --data-dir data
 
-# The image and kubectl (e2e-bins) come before the unit tier: test/image opens
-# the image, test/artifacts runs `kubectl kustomize`.
-test: build verify image e2e-bins test-image test-kueue-unit test-unit test-monitoring test-integration test-e2e test-scale ## Every tier CI runs, after checking generated code is current.
+# In the order that gets a cold clone to its first failure soonest: the
+# image comes before the unit tier (test/image opens it); the unit and
+# integration tiers need nothing but the main module, so they run before
+# the other modules (Kueue, promtool) and the host binaries the e2e and
+# scale tiers run (e2e-bins, scale-bins, kueue-bins) are compiled.
+test: build verify image test-image test-unit test-integration test-kueue-unit test-monitoring test-e2e test-scale ## Every tier CI runs, after checking generated code is current.
 
 test-image: ## Tests of the image builder (its own module).
-	cd hack/image && GOWORK=off $(GO) test -count=1 ./...
+	cd hack/image && GOWORK=off $(GO_TEST) -count=1 ./...
 
 test-kueue-unit: ## Unit tests of the Kueue integration (its own module).
-	cd cmd/batch-kueue && GOWORK=off $(GO) test -count=1 ./...
+	cd cmd/batch-kueue && GOWORK=off $(GO_TEST) -count=1 ./...
 
 test-unit:
-	$(GO) test -count=1 $(UNIT_PKGS)
+	$(GO_TEST) -count=1 $(UNIT_PKGS)
 
 test-integration:
-	$(GO) test -count=1 -timeout 20m ./test/integration/...
+	$(GO_TEST) -count=1 -timeout 20m ./test/integration/...
 
 promtool: ## Build promtool (hack/tools/promtool, cached) into _output/bin.
 	bash hack/build-promtool.sh
@@ -111,14 +118,14 @@ e2e-bins: ## Build kube-apiserver, kube-controller-manager and kubectl v1.37.2 (
 # other, not both at once on a small machine.
 test-e2e: build e2e-bins scale-bins kueue-bins ## kube-apiserver + kube-controller-manager + kubectl v1.37.2 with batch-apiserver aggregated, and standalone; Kueue and MultiKueue over two clusters (test/e2e/kueue).
 	BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
-		$(GO) test -p 1 -count=1 -v -timeout 30m ./test/e2e/...
+		$(GO_TEST) -p 1 -count=1 -v -timeout 30m ./test/e2e/...
 
 scale-bins: e2e-bins ## Build kwok v0.8.0 (hack/tools/kwok, cached) beside kube-scheduler and the other host binaries.
 	bash hack/build-scale-bins.sh
 
 test-scale: build scale-bins ## Correctness on simulated nodes: a small batch mix and Jobs with failures under kube-controller-manager's job controller and ours (kube-scheduler + kwok).
 	BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
-		$(GO) test -count=1 -v -timeout 15m -run '^TestScaleSmall$$' ./test/scale/
+		$(GO_TEST) -count=1 -v -timeout 15m -run '^TestScaleSmall$$' ./test/scale/
 
 # The fault tests run bounded in make test (test-integration, test-e2e);
 # this runs the crash and HA tests at full size: 16 writers, 10 s of load, three

@@ -82,8 +82,11 @@ func TestStampedBuild(t *testing.T) {
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "batch-apiserver")
-	build := exec.CommandContext(t.Context(), "go", "build", "-ldflags", ldflags, "-o", bin, "./cmd/batch-apiserver")
+	// Built as make build builds (static, -trimpath): the packages make
+	// build compiled are reused, not compiled again with other flags.
+	build := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-ldflags", ldflags, "-o", bin, "./cmd/batch-apiserver")
 	build.Dir = repoRoot
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

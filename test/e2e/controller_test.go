@@ -19,9 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -671,24 +669,12 @@ func driveExternallyManaged(r *jobRun) bool {
 // batch-apiserver (the aggregator proxies only /apis).
 func externalControllerMetric(t testing.TB) float64 {
 	t.Helper()
-	client, err := framework.HTTPClient(cluster.BatchCA.CertPEM, cluster.PKIFile("e2e-admin.crt"), cluster.PKIFile("e2e-admin.key"))
+	body, err := cluster.BatchMetrics(context.Background())
 	if err != nil {
 		t.Fatal(err)
-	}
-	resp, err := client.Get(cluster.BatchURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, body)
 	}
 	series := fmt.Sprintf(`job_controller_jobs_by_external_controller_total{controller_name=%q}`, externalController)
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(body, "\n") {
 		if v, ok := strings.CutPrefix(line, series+" "); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil {

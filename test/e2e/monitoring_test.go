@@ -19,8 +19,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"regexp"
 	"slices"
@@ -32,8 +30,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
-
-	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
 )
 
 // Every metric the rules and the dashboard of artifacts/monitoring name is
@@ -127,24 +123,12 @@ func monitoringExprs(t *testing.T) map[string]string {
 // histogram's are _bucket, _sum and _count).
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
-	client, err := framework.HTTPClient(cluster.BatchCA.CertPEM, cluster.PKIFile("e2e-admin.crt"), cluster.PKIFile("e2e-admin.key"))
+	body, err := cluster.BatchMetrics(t.Context())
 	if err != nil {
 		t.Fatal(err)
-	}
-	resp, err := client.Get(cluster.BatchURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, body)
 	}
 	names := map[string]bool{}
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(body, "\n") {
 		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
 			f := strings.Fields(rest)
 			if len(f) != 2 {

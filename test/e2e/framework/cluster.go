@@ -691,6 +691,32 @@ func (c *Cluster) StartBatchReplica(ctx context.Context, name string, extraArgs 
 // the APIServices point at, as the admin user.
 func (c *Cluster) BatchAdminConfig() *rest.Config { return c.adminConfigFor(c.BatchURL) }
 
+// BatchMetrics returns the text of batch-apiserver's own /metrics (the
+// aggregator proxies only /apis), read as the e2e admin.
+func (c *Cluster) BatchMetrics(ctx context.Context) (string, error) {
+	client, err := rest.HTTPClientFor(c.BatchAdminConfig())
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BatchURL+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s/metrics: %s: %s", c.BatchURL, resp.Status, body)
+	}
+	return string(body), nil
+}
+
 func (c *Cluster) adminConfigFor(url string) *rest.Config {
 	return &rest.Config{Host: url, TLSClientConfig: rest.TLSClientConfig{
 		CAData:   c.BatchCA.CertPEM,

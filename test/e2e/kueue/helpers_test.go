@@ -17,12 +17,9 @@ limitations under the License.
 package kueue
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -41,7 +38,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
@@ -352,24 +348,13 @@ var (
 // the given verb and subresource whose labels match code.
 func jobRequests(t *testing.T, c *framework.Cluster, verb, subresource string, code *regexp.Regexp) int {
 	t.Helper()
-	client, err := rest.HTTPClientFor(c.BatchAdminConfig())
+	body, err := c.BatchMetrics(t.Context())
 	if err != nil {
 		t.Fatal(err)
-	}
-	resp, err := client.Get(c.BatchURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(resp.Body)
-		t.Fatalf("GET %s/metrics: %s: %s", c.BatchURL, resp.Status, body)
 	}
 	total := 0
-	scanner := bufio.NewScanner(resp.Body)
-	scanner.Buffer(make([]byte, 1<<20), 1<<20)
-	for scanner.Scan() {
-		m := requestTotalLine.FindStringSubmatch(scanner.Text())
+	for _, line := range strings.Split(body, "\n") {
+		m := requestTotalLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -380,12 +365,9 @@ func jobRequests(t *testing.T, c *framework.Cluster, verb, subresource string, c
 		}
 		n, err := strconv.ParseFloat(m[2], 64)
 		if err != nil {
-			t.Fatalf("parsing %q: %v", scanner.Text(), err)
+			t.Fatalf("parsing %q: %v", line, err)
 		}
 		total += int(n)
-	}
-	if err := scanner.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return total
 }

@@ -71,6 +71,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		jm.podExpect.forget(key)
 		jm.finalizerExpect.forget(key)
 		jm.failures.forget(key)
+		jm.ownWrites.forget(key, "")
 		return nil
 	}
 	if err != nil {
@@ -83,6 +84,18 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	if decide.IsFinished(cached) {
 		jm.failures.forget(key)
 		jm.finishing.remove(cached.UID)
+		jm.ownWrites.forget(key, cached.UID)
+		return nil
+	}
+	if written, behind := jm.ownWrites.behind(key, cached); behind {
+		// This copy predates the status this controller wrote last: a sync
+		// of it would work from old counts and its write would conflict.
+		// The informer event of that write queues the Job again (see
+		// onJobUpdate), so nothing is requeued here and the sync is not
+		// counted as one.
+		metrics.JobRequeueSkips.WithLabelValues(jobResource.Group, jobResource.Resource).Inc()
+		logger.V(2).Info("Skipping sync of a job until the informer shows the status this controller wrote",
+			"job", klog.KObj(cached), "cachedResourceVersion", cached.ResourceVersion, "writtenResourceVersion", written)
 		return nil
 	}
 	if jm.finishing.has(cached.UID) {
@@ -190,6 +203,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 // writeStatus writes status as the Job's through the status subresource of
 // our own API (never storage), so that the API's status rules judge the
 // controller too. job carries the resourceVersion the write is based on.
+// The version written is remembered until the informer shows it.
 func (jm *Controller) writeStatus(ctx context.Context, job *batchv1.Job, status *batchv1.JobStatus) (*batchv1.Job, error) {
 	next := job.DeepCopy()
 	next.Status = *status.DeepCopy()
@@ -197,6 +211,7 @@ func (jm *Controller) writeStatus(ctx context.Context, job *batchv1.Job, status 
 	if err != nil {
 		return nil, fmt.Errorf("writing status: %w", err)
 	}
+	jm.ownWrites.wrote(keyOf(written), written.UID, written.ResourceVersion)
 	return written, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -31,12 +32,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/decide"
+	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
 )
 
 // The sync tests run decide for real: they check that act carries a plan
@@ -410,6 +414,187 @@ func TestSyncJobFinishedExpectations(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSyncJobStaleCache: a sync whose cached Job is older than the last
+// status this controller wrote is skipped and counted as such; any other
+// sync runs, and the record of the write goes once it can no longer hold a
+// sync back.
+func TestSyncJobStaleCache(t *testing.T) {
+	job := started(makeJob("j"))
+	wrote := func(rv string) *writtenVersion { return &writtenVersion{uid: "j-uid", resourceVersion: rv} }
+	// A sync that runs creates the Job's Pod and writes its status, which
+	// gets resourceVersion 100 and replaces the record.
+	synced := syncOutcome{PodWrites: []string{"create j-"}, StatusWrites: 1, Syncs: 1, Recorded: "100"}
+	skipped := func(recorded string) syncOutcome { return syncOutcome{Skips: 1, Recorded: recorded} }
+	cases := map[string]struct {
+		cached *batchv1.Job
+		wrote  *writtenVersion
+		want   syncOutcome
+	}{
+		"cache older than the last write: skipped": {
+			cached: job.ResourceVersion("5").Obj(), wrote: wrote("7"), want: skipped("7"),
+		},
+		"versions of different lengths compare as numbers: skipped": {
+			cached: job.ResourceVersion("9").Obj(), wrote: wrote("10"), want: skipped("10"),
+		},
+		"cache at the last write: synced": {
+			cached: job.ResourceVersion("7").Obj(), wrote: wrote("7"), want: synced,
+		},
+		"cache past the last write: synced": {
+			cached: job.ResourceVersion("12").Obj(), wrote: wrote("7"), want: synced,
+		},
+		"cached version not a number: synced": {
+			cached: job.ResourceVersion("x5").Obj(), wrote: wrote("7"), want: synced,
+		},
+		"written version not a number: synced": {
+			cached: job.ResourceVersion("5").Obj(), wrote: wrote("x7"), want: synced,
+		},
+		"the last write went to an older job of that name: synced": {
+			cached: job.ResourceVersion("5").Obj(),
+			wrote:  &writtenVersion{uid: "old-uid", resourceVersion: "7"},
+			want:   synced,
+		},
+		"no write recorded: synced": {
+			cached: job.ResourceVersion("5").Obj(), want: synced,
+		},
+		"job gone: the record goes": {
+			wrote: wrote("7"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{})
+			f.bumpResourceVersions(100)
+			if tc.cached != nil {
+				f.addJobs(t, tc.cached)
+			}
+			if tc.wrote != nil {
+				f.ownWrites.wrote("ns/j", tc.wrote.uid, tc.wrote.resourceVersion)
+			}
+			got := f.syncOutcome(t, "ns/j")
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("sync (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSyncJobAfterOwnStatusWrite follows one Job through a sync that writes
+// its status twice (the finished Pod made durable, then counted), a sync
+// that reads the copy of the first write, and one that reads the second.
+func TestSyncJobAfterOwnStatusWrite(t *testing.T) {
+	job := started(makeJob("j").Parallelism(2).Completions(2)).Active(2).Obj()
+	f := newFixture(t, fixtureOptions{})
+	f.bumpResourceVersions(2)
+	f.addJobs(t, job)
+	f.addPods(t,
+		makePod("a", job).Phase(corev1.PodSucceeded).ExitCode("main", 0, testNow.Add(-time.Minute)).Obj(),
+		makePod("b", job).Phase(corev1.PodRunning).Obj())
+
+	// The second write's version is the one remembered.
+	first := f.syncOutcome(t, "ns/j")
+	if diff := cmp.Diff(syncOutcome{PodWrites: []string{"patch a"}, StatusWrites: 2, Syncs: 1, Recorded: "3"}, first); diff != "" {
+		t.Fatalf("first sync (-want +got):\n%s", diff)
+	}
+
+	latest, err := f.jobs.BatchV1().Jobs("ns").Get(context.Background(), "j", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	interim := latest.DeepCopy()
+	interim.ResourceVersion = "2"
+	interim.Status.Succeeded = 0
+	interim.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"a-uid"}}
+	f.cacheJob(t, interim)
+	f.catchUpPods(t)
+	if diff := cmp.Diff(syncOutcome{Skips: 1, Recorded: "3"}, f.syncOutcome(t, "ns/j"), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("sync of the first write's copy (-want +got):\n%s", diff)
+	}
+
+	// Nothing is left to do, so nothing is written: the record goes.
+	f.cacheJob(t, latest)
+	if diff := cmp.Diff(syncOutcome{Syncs: 1}, f.syncOutcome(t, "ns/j"), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("sync of the second write's copy (-want +got):\n%s", diff)
+	}
+}
+
+// syncOutcome is what one sync did: the requests it sent, how the metrics
+// counted it, and the resourceVersion of a status write of the Job still
+// remembered after it ("" for none).
+type syncOutcome struct {
+	PodWrites    []string
+	StatusWrites int
+	Skips, Syncs float64
+	Recorded     string
+}
+
+// syncOutcome syncs key, which must sync without error, and reports what
+// the sync did.
+func (f *fixture) syncOutcome(t *testing.T, key string) syncOutcome {
+	t.Helper()
+	f.kube.ClearActions()
+	skips, syncs, writes := staleSkips(t), jobSyncs(t), len(f.written())
+	if err := f.Controller.syncJob(f.ctx, key); err != nil {
+		t.Fatalf("syncJob: %v", err)
+	}
+	return syncOutcome{
+		PodWrites:    podWrites(f.kube),
+		StatusWrites: len(f.written()) - writes,
+		Skips:        staleSkips(t) - skips,
+		Syncs:        jobSyncs(t) - syncs,
+		Recorded:     f.ownWrites.entry(key),
+	}
+}
+
+// bumpResourceVersions has the fake server give each status write the next
+// resourceVersion from first on, as etcd would; its tracker keeps the
+// version it is sent.
+func (f *fixture) bumpResourceVersions(first int) {
+	next := first
+	f.jobs.PrependReactor("update", "jobs", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() == "status" {
+			action.(clienttesting.UpdateAction).GetObject().(*batchv1.Job).ResourceVersion = strconv.Itoa(next)
+			next++
+		}
+		return false, nil, nil
+	})
+}
+
+// staleSkips reads job_controller_stale_sync_skips_total for our Jobs.
+func staleSkips(t *testing.T) float64 {
+	t.Helper()
+	v, err := testutil.GetCounterMetricValue(metrics.JobRequeueSkips.WithLabelValues(batchv1.GroupName, "jobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// jobSyncs sums job_controller_job_syncs_total over all its labels.
+func jobSyncs(t *testing.T) float64 {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, family := range families {
+		if family.GetName() != "job_controller_job_syncs_total" {
+			continue
+		}
+		for _, m := range family.GetMetric() {
+			total += m.GetCounter().GetValue()
+		}
+	}
+	return total
+}
+
+// entry returns the resourceVersion recorded for key, "" if none.
+func (w *statusWrites) entry(key string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.byJob[key].resourceVersion
 }
 
 // TestSyncJobMaxUncountedPods: with more finished Pods than one sync may

@@ -21,8 +21,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
+
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
 // The informer shows the controller's own Pod writes late. Without a memory
@@ -186,4 +189,68 @@ func (s *uidSet) remove(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.uids.Delete(uid)
+}
+
+// statusWrites remembers, by Job key, the resourceVersion that the
+// controller's last status write of the Job returned, until the informer
+// holds that version or a later one. It is safe for concurrent use.
+//
+// Entries are keyed by queue key rather than UID so that the sync that
+// finds a Job gone can drop its entry: a deletion event handled between a
+// write and its recording would otherwise leave the entry behind for good.
+// The UID kept with it tells a new Job of the same name from the old one.
+type statusWrites struct {
+	mu    sync.Mutex
+	byJob map[string]writtenVersion
+}
+
+// writtenVersion is the Job a status write went to and the
+// resourceVersion it got.
+type writtenVersion struct {
+	uid             types.UID
+	resourceVersion string
+}
+
+func newStatusWrites() *statusWrites {
+	return &statusWrites{byJob: map[string]writtenVersion{}}
+}
+
+// wrote records the Job as a status write returned it.
+func (w *statusWrites) wrote(key string, uid types.UID, resourceVersion string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.byJob[key] = writtenVersion{uid: uid, resourceVersion: resourceVersion}
+}
+
+// behind tells whether cached, the informer's copy of the Job of key, is
+// older than the last status the controller wrote to it, and returns that
+// write's resourceVersion if so. Any other answer ends the entry: the
+// informer caught up, the Job is another one, or the versions cannot be
+// compared (they are etcd revisions, but a version that is not one must
+// not hold the Job back).
+func (w *statusWrites) behind(key string, cached *batchv1.Job) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.byJob[key]
+	if !ok {
+		return "", false
+	}
+	if last.uid == cached.UID {
+		order, err := resourceversion.CompareResourceVersion(cached.ResourceVersion, last.resourceVersion)
+		if err == nil && order < 0 {
+			return last.resourceVersion, true
+		}
+	}
+	delete(w.byJob, key)
+	return "", false
+}
+
+// forget drops the entry of key if it belongs to the Job uid; an empty uid
+// drops it whichever Job it belongs to.
+func (w *statusWrites) forget(key string, uid types.UID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if last, ok := w.byJob[key]; ok && (uid == "" || last.uid == uid) {
+		delete(w.byJob, key)
+	}
 }

@@ -87,24 +87,23 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		jm.ownWrites.forget(key, cached.UID)
 		return nil
 	}
-	if written, behind := jm.ownWrites.behind(key, cached); behind {
-		// This copy predates the status this controller wrote last: a sync
-		// of it would work from old counts and its write would conflict.
-		// The informer event of that write queues the Job again (see
-		// onJobUpdate), so nothing is requeued here and the sync is not
-		// counted as one.
-		metrics.JobRequeueSkips.WithLabelValues(jobResource.Group, jobResource.Resource).Inc()
-		logger.V(2).Info("Skipping sync of a job until the informer shows the status this controller wrote",
-			"job", klog.KObj(cached), "cachedResourceVersion", cached.ResourceVersion, "writtenResourceVersion", written)
-		return nil
-	}
 	if jm.finishing.has(cached.UID) {
 		// Syncing the stale copy could undo the finish this controller
 		// has just written.
 		logger.V(2).Info("Skipping sync of a job finished by this controller until the informer shows it", "job", klog.KObj(cached))
 		return nil
 	}
-	job := cached.DeepCopy()
+	base := cached
+	if written := jm.ownWrites.newer(key, cached); written != nil {
+		// The informer has not shown the status this controller wrote
+		// last. That write returned the whole Job, newer than the cached
+		// one: the sync starts from it, instead of working from old
+		// counts into a conflicting write, or waiting for the informer.
+		logger.V(4).Info("Syncing a job from the controller's own last status write, ahead of the informer",
+			"job", klog.KObj(cached), "cachedResourceVersion", cached.ResourceVersion, "writtenResourceVersion", written.ResourceVersion)
+		base = written
+	}
+	job := base.DeepCopy()
 
 	budget := newWriteBudget(jm.clock, began)
 	defer func() {
@@ -203,7 +202,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 // writeStatus writes status as the Job's through the status subresource of
 // our own API (never storage), so that the API's status rules judge the
 // controller too. job carries the resourceVersion the write is based on.
-// The version written is remembered until the informer shows it.
+// The Job it returns is remembered until the informer shows it.
 func (jm *Controller) writeStatus(ctx context.Context, job *batchv1.Job, status *batchv1.JobStatus) (*batchv1.Job, error) {
 	next := job.DeepCopy()
 	next.Status = *status.DeepCopy()
@@ -211,7 +210,7 @@ func (jm *Controller) writeStatus(ctx context.Context, job *batchv1.Job, status 
 	if err != nil {
 		return nil, fmt.Errorf("writing status: %w", err)
 	}
-	jm.ownWrites.wrote(keyOf(written), written.UID, written.ResourceVersion)
+	jm.ownWrites.wrote(keyOf(written), written)
 	return written, nil
 }
 

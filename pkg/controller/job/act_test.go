@@ -33,14 +33,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/component-base/metrics/legacyregistry"
-	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/decide"
-	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
 )
 
 // The sync tests run decide for real: they check that act carries a plan
@@ -417,62 +415,64 @@ func TestSyncJobFinishedExpectations(t *testing.T) {
 }
 
 // TestSyncJobStaleCache: a sync whose cached Job is older than the last
-// status this controller wrote is skipped and counted as such; any other
-// sync runs, and the record of the write goes once it can no longer hold a
-// sync back.
+// status this controller wrote starts from the Job that write returned; any
+// other sync starts from the cache, and the copy kept of the write goes
+// once it can no longer stand in for the cache.
 func TestSyncJobStaleCache(t *testing.T) {
 	job := started(makeJob("j"))
-	wrote := func(rv string) *writtenVersion { return &writtenVersion{uid: "j-uid", resourceVersion: rv} }
-	// A sync that runs creates the Job's Pod and writes its status, which
-	// gets resourceVersion 100 and replaces the record.
-	synced := syncOutcome{PodWrites: []string{"create j-"}, StatusWrites: 1, Syncs: 1, Recorded: "100"}
-	skipped := func(recorded string) syncOutcome { return syncOutcome{Skips: 1, Recorded: recorded} }
+	wrote := func(rv string) *batchv1.Job { return job.ResourceVersion(rv).Obj() }
+	// Every sync here creates the Job's Pod and writes its status, based
+	// on the Job it started from; the write gets resourceVersion 100 and
+	// is kept.
+	from := func(rv string) syncOutcome {
+		return syncOutcome{PodWrites: []string{"create j-"}, BasedOn: []string{rv}, Syncs: 1, Kept: "100"}
+	}
 	cases := map[string]struct {
 		cached *batchv1.Job
-		wrote  *writtenVersion
+		wrote  *batchv1.Job
 		want   syncOutcome
 	}{
-		"cache older than the last write: skipped": {
-			cached: job.ResourceVersion("5").Obj(), wrote: wrote("7"), want: skipped("7"),
+		"cache older than the last write: from the write": {
+			cached: job.ResourceVersion("5").Obj(), wrote: wrote("7"), want: from("7"),
 		},
-		"versions of different lengths compare as numbers: skipped": {
-			cached: job.ResourceVersion("9").Obj(), wrote: wrote("10"), want: skipped("10"),
+		"versions of different lengths compare as numbers: from the write": {
+			cached: job.ResourceVersion("9").Obj(), wrote: wrote("10"), want: from("10"),
 		},
-		"cache at the last write: synced": {
-			cached: job.ResourceVersion("7").Obj(), wrote: wrote("7"), want: synced,
+		"cache at the last write: from the cache": {
+			cached: job.ResourceVersion("7").Obj(), wrote: wrote("7"), want: from("7"),
 		},
-		"cache past the last write: synced": {
-			cached: job.ResourceVersion("12").Obj(), wrote: wrote("7"), want: synced,
+		"cache past the last write: from the cache": {
+			cached: job.ResourceVersion("12").Obj(), wrote: wrote("7"), want: from("12"),
 		},
-		"cached version not a number: synced": {
-			cached: job.ResourceVersion("x5").Obj(), wrote: wrote("7"), want: synced,
+		"cached version not a number: from the cache": {
+			cached: job.ResourceVersion("x5").Obj(), wrote: wrote("7"), want: from("x5"),
 		},
-		"written version not a number: synced": {
-			cached: job.ResourceVersion("5").Obj(), wrote: wrote("x7"), want: synced,
+		"written version not a number: from the cache": {
+			cached: job.ResourceVersion("5").Obj(), wrote: wrote("x7"), want: from("5"),
 		},
-		"the last write went to an older job of that name: synced": {
+		"the last write went to an older job of that name: from the cache": {
 			cached: job.ResourceVersion("5").Obj(),
-			wrote:  &writtenVersion{uid: "old-uid", resourceVersion: "7"},
-			want:   synced,
+			wrote:  job.ResourceVersion("7").UID("old-uid").Obj(),
+			want:   from("5"),
 		},
-		"no write recorded: synced": {
-			cached: job.ResourceVersion("5").Obj(), want: synced,
+		"no write kept: from the cache": {
+			cached: job.ResourceVersion("5").Obj(), want: from("5"),
 		},
-		"job gone: the record goes": {
+		"job gone: the copy goes": {
 			wrote: wrote("7"),
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t, fixtureOptions{})
-			f.bumpResourceVersions(100)
+			based := f.bumpResourceVersions(100)
 			if tc.cached != nil {
 				f.addJobs(t, tc.cached)
 			}
 			if tc.wrote != nil {
-				f.ownWrites.wrote("ns/j", tc.wrote.uid, tc.wrote.resourceVersion)
+				f.ownWrites.wrote("ns/j", tc.wrote)
 			}
-			got := f.syncOutcome(t, "ns/j")
+			got := f.syncOutcome(t, "ns/j", based)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("sync (-want +got):\n%s", diff)
 			}
@@ -482,19 +482,21 @@ func TestSyncJobStaleCache(t *testing.T) {
 
 // TestSyncJobAfterOwnStatusWrite follows one Job through a sync that writes
 // its status twice (the finished Pod made durable, then counted), a sync
-// that reads the copy of the first write, and one that reads the second.
+// while the informer shows only the first write, and one once it shows the
+// second. Started from the first write's copy, the middle sync would count
+// the finished Pod again into a write the server refuses.
 func TestSyncJobAfterOwnStatusWrite(t *testing.T) {
 	job := started(makeJob("j").Parallelism(2).Completions(2)).Active(2).Obj()
 	f := newFixture(t, fixtureOptions{})
-	f.bumpResourceVersions(2)
+	based := f.bumpResourceVersions(2)
 	f.addJobs(t, job)
 	f.addPods(t,
 		makePod("a", job).Phase(corev1.PodSucceeded).ExitCode("main", 0, testNow.Add(-time.Minute)).Obj(),
 		makePod("b", job).Phase(corev1.PodRunning).Obj())
 
-	// The second write's version is the one remembered.
-	first := f.syncOutcome(t, "ns/j")
-	if diff := cmp.Diff(syncOutcome{PodWrites: []string{"patch a"}, StatusWrites: 2, Syncs: 1, Recorded: "3"}, first); diff != "" {
+	// The second write's Job is the one kept.
+	first := f.syncOutcome(t, "ns/j", based)
+	if diff := cmp.Diff(syncOutcome{PodWrites: []string{"patch a"}, BasedOn: []string{"1", "2"}, Syncs: 1, Kept: "3"}, first); diff != "" {
 		t.Fatalf("first sync (-want +got):\n%s", diff)
 	}
 
@@ -508,67 +510,63 @@ func TestSyncJobAfterOwnStatusWrite(t *testing.T) {
 	interim.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"a-uid"}}
 	f.cacheJob(t, interim)
 	f.catchUpPods(t)
-	if diff := cmp.Diff(syncOutcome{Skips: 1, Recorded: "3"}, f.syncOutcome(t, "ns/j"), cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("sync of the first write's copy (-want +got):\n%s", diff)
+	if diff := cmp.Diff(syncOutcome{Syncs: 1, Kept: "3"}, f.syncOutcome(t, "ns/j", based), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("sync while the informer shows the first write (-want +got):\n%s", diff)
 	}
 
-	// Nothing is left to do, so nothing is written: the record goes.
+	// Nothing is left to do, so nothing is written: the copy goes.
 	f.cacheJob(t, latest)
-	if diff := cmp.Diff(syncOutcome{Syncs: 1}, f.syncOutcome(t, "ns/j"), cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("sync of the second write's copy (-want +got):\n%s", diff)
+	if diff := cmp.Diff(syncOutcome{Syncs: 1}, f.syncOutcome(t, "ns/j", based), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("sync once the informer shows the second write (-want +got):\n%s", diff)
 	}
 }
 
-// syncOutcome is what one sync did: the requests it sent, how the metrics
-// counted it, and the resourceVersion of a status write of the Job still
-// remembered after it ("" for none).
+// syncOutcome is what one sync did: the requests it sent, the
+// resourceVersions its status writes were based on, how many syncs the
+// metrics counted, and the resourceVersion of the status write of the Job
+// still kept after it ("" for none).
 type syncOutcome struct {
-	PodWrites    []string
-	StatusWrites int
-	Skips, Syncs float64
-	Recorded     string
+	PodWrites []string
+	BasedOn   []string
+	Syncs     float64
+	Kept      string
 }
 
 // syncOutcome syncs key, which must sync without error, and reports what
-// the sync did.
-func (f *fixture) syncOutcome(t *testing.T, key string) syncOutcome {
+// the sync did; based is the record of bumpResourceVersions.
+func (f *fixture) syncOutcome(t *testing.T, key string, based *[]string) syncOutcome {
 	t.Helper()
 	f.kube.ClearActions()
-	skips, syncs, writes := staleSkips(t), jobSyncs(t), len(f.written())
+	*based = nil
+	syncs := jobSyncs(t)
 	if err := f.Controller.syncJob(f.ctx, key); err != nil {
 		t.Fatalf("syncJob: %v", err)
 	}
 	return syncOutcome{
-		PodWrites:    podWrites(f.kube),
-		StatusWrites: len(f.written()) - writes,
-		Skips:        staleSkips(t) - skips,
-		Syncs:        jobSyncs(t) - syncs,
-		Recorded:     f.ownWrites.entry(key),
+		PodWrites: podWrites(f.kube),
+		BasedOn:   *based,
+		Syncs:     jobSyncs(t) - syncs,
+		Kept:      f.ownWrites.kept(key),
 	}
 }
 
 // bumpResourceVersions has the fake server give each status write the next
-// resourceVersion from first on, as etcd would; its tracker keeps the
-// version it is sent.
-func (f *fixture) bumpResourceVersions(first int) {
+// resourceVersion from first on, as etcd would (its tracker keeps the
+// version it is sent). The returned slice records the version each write
+// was based on.
+func (f *fixture) bumpResourceVersions(first int) *[]string {
 	next := first
+	based := &[]string{}
 	f.jobs.PrependReactor("update", "jobs", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() == "status" {
-			action.(clienttesting.UpdateAction).GetObject().(*batchv1.Job).ResourceVersion = strconv.Itoa(next)
+			job := action.(clienttesting.UpdateAction).GetObject().(*batchv1.Job)
+			*based = append(*based, job.ResourceVersion)
+			job.ResourceVersion = strconv.Itoa(next)
 			next++
 		}
 		return false, nil, nil
 	})
-}
-
-// staleSkips reads job_controller_stale_sync_skips_total for our Jobs.
-func staleSkips(t *testing.T) float64 {
-	t.Helper()
-	v, err := testutil.GetCounterMetricValue(metrics.JobRequeueSkips.WithLabelValues(batchv1.GroupName, "jobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return based
 }
 
 // jobSyncs sums job_controller_job_syncs_total over all its labels.
@@ -590,11 +588,14 @@ func jobSyncs(t *testing.T) float64 {
 	return total
 }
 
-// entry returns the resourceVersion recorded for key, "" if none.
-func (w *statusWrites) entry(key string) string {
+// kept returns the resourceVersion of the Job kept for key, "" if none.
+func (w *statusWrites) kept(key string) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.byJob[key].resourceVersion
+	if job, ok := w.byJob[key]; ok {
+		return job.ResourceVersion
+	}
+	return ""
 }
 
 // TestSyncJobMaxUncountedPods: with more finished Pods than one sync may

@@ -191,58 +191,51 @@ func (s *uidSet) remove(uid types.UID) {
 	s.uids.Delete(uid)
 }
 
-// statusWrites remembers, by Job key, the resourceVersion that the
-// controller's last status write of the Job returned, until the informer
-// holds that version or a later one. It is safe for concurrent use.
+// statusWrites remembers, by Job key, the Job as the controller's last
+// status write of it returned it, until the informer holds that version or
+// a later one. It is safe for concurrent use. The Jobs it holds are never
+// written to.
 //
 // Entries are keyed by queue key rather than UID so that the sync that
 // finds a Job gone can drop its entry: a deletion event handled between a
 // write and its recording would otherwise leave the entry behind for good.
-// The UID kept with it tells a new Job of the same name from the old one.
+// The UID of the Job kept tells a new Job of the same name from the old one.
 type statusWrites struct {
 	mu    sync.Mutex
-	byJob map[string]writtenVersion
-}
-
-// writtenVersion is the Job a status write went to and the
-// resourceVersion it got.
-type writtenVersion struct {
-	uid             types.UID
-	resourceVersion string
+	byJob map[string]*batchv1.Job
 }
 
 func newStatusWrites() *statusWrites {
-	return &statusWrites{byJob: map[string]writtenVersion{}}
+	return &statusWrites{byJob: map[string]*batchv1.Job{}}
 }
 
-// wrote records the Job as a status write returned it.
-func (w *statusWrites) wrote(key string, uid types.UID, resourceVersion string) {
+// wrote records written, a Job as a status write returned it.
+func (w *statusWrites) wrote(key string, written *batchv1.Job) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.byJob[key] = writtenVersion{uid: uid, resourceVersion: resourceVersion}
+	w.byJob[key] = written
 }
 
-// behind tells whether cached, the informer's copy of the Job of key, is
-// older than the last status the controller wrote to it, and returns that
-// write's resourceVersion if so. Any other answer ends the entry: the
-// informer caught up, the Job is another one, or the versions cannot be
-// compared (they are etcd revisions, but a version that is not one must
-// not hold the Job back).
-func (w *statusWrites) behind(key string, cached *batchv1.Job) (string, bool) {
+// newer returns the Job of key as the controller last wrote it when that
+// is newer than cached, the informer's copy. Any other answer ends the
+// entry: the informer caught up, the Job is another one, or the versions
+// cannot be compared (they are etcd revisions, but a version that is not
+// one must not stand in for the informer's copy).
+func (w *statusWrites) newer(key string, cached *batchv1.Job) *batchv1.Job {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	last, ok := w.byJob[key]
 	if !ok {
-		return "", false
+		return nil
 	}
-	if last.uid == cached.UID {
-		order, err := resourceversion.CompareResourceVersion(cached.ResourceVersion, last.resourceVersion)
+	if last.UID == cached.UID {
+		order, err := resourceversion.CompareResourceVersion(cached.ResourceVersion, last.ResourceVersion)
 		if err == nil && order < 0 {
-			return last.resourceVersion, true
+			return last
 		}
 	}
 	delete(w.byJob, key)
-	return "", false
+	return nil
 }
 
 // forget drops the entry of key if it belongs to the Job uid; an empty uid
@@ -250,7 +243,7 @@ func (w *statusWrites) behind(key string, cached *batchv1.Job) (string, bool) {
 func (w *statusWrites) forget(key string, uid types.UID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if last, ok := w.byJob[key]; ok && (uid == "" || last.uid == uid) {
+	if last, ok := w.byJob[key]; ok && (uid == "" || last.UID == uid) {
 		delete(w.byJob, key)
 	}
 }

@@ -28,11 +28,6 @@ import (
 // jobKind is the kind a Pod's controller reference names for our Jobs.
 var jobKind = batchv1.SchemeGroupVersion.WithKind("Job")
 
-// jobResource labels the stale_sync_skips_total count of our Jobs. It is
-// our group, not kube-controller-manager's "batch": the skipped syncs are
-// of batch.jobs.dev Jobs.
-var jobResource = batchv1.Resource("jobs")
-
 // keyOf is the queue key of a Job.
 func keyOf(job *batchv1.Job) string {
 	return cache.MetaObjectToName(job).String()

@@ -293,9 +293,9 @@ func (jm *Controller) onJobUpdate(logger klog.Logger, oldObj, newObj any) {
 		jm.enqueueTTL(logger, job)
 		return
 	}
-	// Every other update queues the Job: a sync skipped because the
-	// cache had not shown the controller's own status write yet is run
-	// again by the event of that write.
+	// The informer has caught up with our last status write once it
+	// shows that version: drop the copy kept of it.
+	jm.ownWrites.newer(keyOf(job), job)
 	if job.Generation == before.Generation {
 		// Status writes, mostly ours after Pod events: batch them.
 		jm.enqueueBatched(logger, job)

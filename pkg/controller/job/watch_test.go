@@ -59,7 +59,7 @@ func watchFixture(t *testing.T, cfg Config) (*fixture, *recordingQueue[string], 
 	f.podExpect.expect("ns/j", 1, 1)
 	f.finalizerExpect.expect("ns/j", "a-uid")
 	// It remembers a status write of ns/j for the same reason.
-	f.ownWrites.wrote("ns/j", "j-uid", "7")
+	f.ownWrites.wrote("ns/j", makeJob("j").ResourceVersion("7").Obj())
 	return f, q, o, ttl
 }
 
@@ -70,7 +70,7 @@ func (f *fixture) watchResult(q *recordingQueue[string], o *recordingQueue[orpha
 		Creations: c, Deletions: d, Tracked: ok,
 		InFlight:  sets.List(f.finalizerExpect.inFlight("ns/j")),
 		Finishing: f.finishing.has(job.UID),
-		Written:   f.ownWrites.entry("ns/j"),
+		Written:   f.ownWrites.kept("ns/j"),
 	}
 }
 

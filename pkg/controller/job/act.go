@@ -210,6 +210,9 @@ func (jm *Controller) writeStatus(ctx context.Context, job *batchv1.Job, status 
 	if err != nil {
 		return nil, fmt.Errorf("writing status: %w", err)
 	}
+	// Kept as the informer keeps Jobs: without managedFields, which the
+	// status writes based on it then leave as the server has them.
+	written.ManagedFields = nil
 	jm.ownWrites.wrote(keyOf(written), written)
 	return written, nil
 }

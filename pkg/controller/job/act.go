@@ -71,6 +71,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		jm.podExpect.forget(key)
 		jm.finalizerExpect.forget(key)
 		jm.failures.forget(key)
+		jm.ownWrites.forget(key, "")
 		return nil
 	}
 	if err != nil {
@@ -83,6 +84,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	if decide.IsFinished(cached) {
 		jm.failures.forget(key)
 		jm.finishing.remove(cached.UID)
+		jm.ownWrites.forget(key, cached.UID)
 		return nil
 	}
 	if jm.finishing.has(cached.UID) {
@@ -91,7 +93,17 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		logger.V(2).Info("Skipping sync of a job finished by this controller until the informer shows it", "job", klog.KObj(cached))
 		return nil
 	}
-	job := cached.DeepCopy()
+	base := cached
+	if written := jm.ownWrites.newer(key, cached); written != nil {
+		// The informer has not shown the status this controller wrote
+		// last. That write returned the whole Job, newer than the cached
+		// one: the sync starts from it, instead of working from old
+		// counts into a conflicting write, or waiting for the informer.
+		logger.V(4).Info("Syncing a job from the controller's own last status write, ahead of the informer",
+			"job", klog.KObj(cached), "cachedResourceVersion", cached.ResourceVersion, "writtenResourceVersion", written.ResourceVersion)
+		base = written
+	}
+	job := base.DeepCopy()
 
 	budget := newWriteBudget(jm.clock, began)
 	defer func() {
@@ -190,6 +202,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 // writeStatus writes status as the Job's through the status subresource of
 // our own API (never storage), so that the API's status rules judge the
 // controller too. job carries the resourceVersion the write is based on.
+// The Job it returns is remembered until the informer shows it.
 func (jm *Controller) writeStatus(ctx context.Context, job *batchv1.Job, status *batchv1.JobStatus) (*batchv1.Job, error) {
 	next := job.DeepCopy()
 	next.Status = *status.DeepCopy()
@@ -197,6 +210,10 @@ func (jm *Controller) writeStatus(ctx context.Context, job *batchv1.Job, status 
 	if err != nil {
 		return nil, fmt.Errorf("writing status: %w", err)
 	}
+	// Kept as the informer keeps Jobs: without managedFields, which the
+	// status writes based on it then leave as the server has them.
+	written.ManagedFields = nil
+	jm.ownWrites.wrote(keyOf(written), written)
 	return written, nil
 }
 

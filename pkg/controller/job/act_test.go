@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
@@ -410,6 +412,190 @@ func TestSyncJobFinishedExpectations(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSyncJobStaleCache: a sync whose cached Job is older than the last
+// status this controller wrote starts from the Job that write returned; any
+// other sync starts from the cache, and the copy kept of the write goes
+// once it can no longer stand in for the cache.
+func TestSyncJobStaleCache(t *testing.T) {
+	job := started(makeJob("j"))
+	wrote := func(rv string) *batchv1.Job { return job.ResourceVersion(rv).Obj() }
+	// Every sync here creates the Job's Pod and writes its status, based
+	// on the Job it started from; the write gets resourceVersion 100 and
+	// is kept.
+	from := func(rv string) syncOutcome {
+		return syncOutcome{PodWrites: []string{"create j-"}, BasedOn: []string{rv}, Syncs: 1, Kept: "100"}
+	}
+	cases := map[string]struct {
+		cached *batchv1.Job
+		wrote  *batchv1.Job
+		want   syncOutcome
+	}{
+		"cache older than the last write: from the write": {
+			cached: job.ResourceVersion("5").Obj(), wrote: wrote("7"), want: from("7"),
+		},
+		"versions of different lengths compare as numbers: from the write": {
+			cached: job.ResourceVersion("9").Obj(), wrote: wrote("10"), want: from("10"),
+		},
+		"cache at the last write: from the cache": {
+			cached: job.ResourceVersion("7").Obj(), wrote: wrote("7"), want: from("7"),
+		},
+		"cache past the last write: from the cache": {
+			cached: job.ResourceVersion("12").Obj(), wrote: wrote("7"), want: from("12"),
+		},
+		"cached version not a number: from the cache": {
+			cached: job.ResourceVersion("x5").Obj(), wrote: wrote("7"), want: from("x5"),
+		},
+		"written version not a number: from the cache": {
+			cached: job.ResourceVersion("5").Obj(), wrote: wrote("x7"), want: from("5"),
+		},
+		"the last write went to an older job of that name: from the cache": {
+			cached: job.ResourceVersion("5").Obj(),
+			wrote:  job.ResourceVersion("7").UID("old-uid").Obj(),
+			want:   from("5"),
+		},
+		"no write kept: from the cache": {
+			cached: job.ResourceVersion("5").Obj(), want: from("5"),
+		},
+		"job gone: the copy goes": {
+			wrote: wrote("7"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{})
+			based := f.bumpResourceVersions(100)
+			if tc.cached != nil {
+				f.addJobs(t, tc.cached)
+			}
+			if tc.wrote != nil {
+				f.ownWrites.wrote("ns/j", tc.wrote)
+			}
+			got := f.syncOutcome(t, "ns/j", based)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("sync (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSyncJobAfterOwnStatusWrite follows one Job through a sync that writes
+// its status twice (the finished Pod made durable, then counted), a sync
+// while the informer shows only the first write, and one once it shows the
+// second. Started from the first write's copy, the middle sync would count
+// the finished Pod again into a write the server refuses.
+func TestSyncJobAfterOwnStatusWrite(t *testing.T) {
+	job := started(makeJob("j").Parallelism(2).Completions(2)).Active(2).Obj()
+	f := newFixture(t, fixtureOptions{})
+	based := f.bumpResourceVersions(2)
+	f.addJobs(t, job)
+	f.addPods(t,
+		makePod("a", job).Phase(corev1.PodSucceeded).ExitCode("main", 0, testNow.Add(-time.Minute)).Obj(),
+		makePod("b", job).Phase(corev1.PodRunning).Obj())
+
+	// The second write's Job is the one kept.
+	first := f.syncOutcome(t, "ns/j", based)
+	if diff := cmp.Diff(syncOutcome{PodWrites: []string{"patch a"}, BasedOn: []string{"1", "2"}, Syncs: 1, Kept: "3"}, first); diff != "" {
+		t.Fatalf("first sync (-want +got):\n%s", diff)
+	}
+
+	latest, err := f.jobs.BatchV1().Jobs("ns").Get(context.Background(), "j", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	interim := latest.DeepCopy()
+	interim.ResourceVersion = "2"
+	interim.Status.Succeeded = 0
+	interim.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"a-uid"}}
+	f.cacheJob(t, interim)
+	f.catchUpPods(t)
+	if diff := cmp.Diff(syncOutcome{Syncs: 1, Kept: "3"}, f.syncOutcome(t, "ns/j", based), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("sync while the informer shows the first write (-want +got):\n%s", diff)
+	}
+
+	// Nothing is left to do, so nothing is written: the copy goes.
+	f.cacheJob(t, latest)
+	if diff := cmp.Diff(syncOutcome{Syncs: 1}, f.syncOutcome(t, "ns/j", based), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("sync once the informer shows the second write (-want +got):\n%s", diff)
+	}
+}
+
+// syncOutcome is what one sync did: the requests it sent, the
+// resourceVersions its status writes were based on, how many syncs the
+// metrics counted, and the resourceVersion of the status write of the Job
+// still kept after it ("" for none).
+type syncOutcome struct {
+	PodWrites []string
+	BasedOn   []string
+	Syncs     float64
+	Kept      string
+}
+
+// syncOutcome syncs key, which must sync without error, and reports what
+// the sync did; based is the record of bumpResourceVersions.
+func (f *fixture) syncOutcome(t *testing.T, key string, based *[]string) syncOutcome {
+	t.Helper()
+	f.kube.ClearActions()
+	*based = nil
+	syncs := jobSyncs(t)
+	if err := f.Controller.syncJob(f.ctx, key); err != nil {
+		t.Fatalf("syncJob: %v", err)
+	}
+	return syncOutcome{
+		PodWrites: podWrites(f.kube),
+		BasedOn:   *based,
+		Syncs:     jobSyncs(t) - syncs,
+		Kept:      f.ownWrites.kept(key),
+	}
+}
+
+// bumpResourceVersions has the fake server give each status write the next
+// resourceVersion from first on, as etcd would (its tracker keeps the
+// version it is sent). The returned slice records the version each write
+// was based on.
+func (f *fixture) bumpResourceVersions(first int) *[]string {
+	next := first
+	based := &[]string{}
+	f.jobs.PrependReactor("update", "jobs", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() == "status" {
+			job := action.(clienttesting.UpdateAction).GetObject().(*batchv1.Job)
+			*based = append(*based, job.ResourceVersion)
+			job.ResourceVersion = strconv.Itoa(next)
+			next++
+		}
+		return false, nil, nil
+	})
+	return based
+}
+
+// jobSyncs sums job_controller_job_syncs_total over all its labels.
+func jobSyncs(t *testing.T) float64 {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, family := range families {
+		if family.GetName() != "job_controller_job_syncs_total" {
+			continue
+		}
+		for _, m := range family.GetMetric() {
+			total += m.GetCounter().GetValue()
+		}
+	}
+	return total
+}
+
+// kept returns the resourceVersion of the Job kept for key, "" if none.
+func (w *statusWrites) kept(key string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if job, ok := w.byJob[key]; ok {
+		return job.ResourceVersion
+	}
+	return ""
 }
 
 // TestSyncJobMaxUncountedPods: with more finished Pods than one sync may

@@ -125,6 +125,10 @@ type Controller struct {
 	// finishing holds the Jobs this controller wrote finished whose
 	// finished status the informer has not shown yet.
 	finishing *uidSet
+	// ownWrites holds the resourceVersion of each Job's last status write
+	// until the informer shows it, so that no sync starts from an older
+	// copy.
+	ownWrites *statusWrites
 	// nsTerminating holds the Jobs whose Pod creation was refused because
 	// their namespace is being deleted.
 	nsTerminating *uidSet
@@ -162,6 +166,7 @@ func newController(ctx context.Context, podInformer coreinformers.PodInformer, j
 		podExpect:       newPodExpectations(clk),
 		finalizerExpect: newFinalizerExpectations(),
 		finishing:       newUIDSet(),
+		ownWrites:       newStatusWrites(),
 		nsTerminating:   newUIDSet(),
 		failures:        newFailureStore(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(

@@ -21,8 +21,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
+
+	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 )
 
 // The informer shows the controller's own Pod writes late. Without a memory
@@ -186,4 +189,61 @@ func (s *uidSet) remove(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.uids.Delete(uid)
+}
+
+// statusWrites remembers, by Job key, the Job as the controller's last
+// status write of it returned it, until the informer holds that version or
+// a later one. It is safe for concurrent use. The Jobs it holds are never
+// written to.
+//
+// Entries are keyed by queue key rather than UID so that the sync that
+// finds a Job gone can drop its entry: a deletion event handled between a
+// write and its recording would otherwise leave the entry behind for good.
+// The UID of the Job kept tells a new Job of the same name from the old one.
+type statusWrites struct {
+	mu    sync.Mutex
+	byJob map[string]*batchv1.Job
+}
+
+func newStatusWrites() *statusWrites {
+	return &statusWrites{byJob: map[string]*batchv1.Job{}}
+}
+
+// wrote records written, a Job as a status write returned it.
+func (w *statusWrites) wrote(key string, written *batchv1.Job) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.byJob[key] = written
+}
+
+// newer returns the Job of key as the controller last wrote it when that
+// is newer than cached, the informer's copy. Any other answer ends the
+// entry: the informer caught up, the Job is another one, or the versions
+// cannot be compared (they are etcd revisions, but a version that is not
+// one must not stand in for the informer's copy).
+func (w *statusWrites) newer(key string, cached *batchv1.Job) *batchv1.Job {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.byJob[key]
+	if !ok {
+		return nil
+	}
+	if last.UID == cached.UID {
+		order, err := resourceversion.CompareResourceVersion(cached.ResourceVersion, last.ResourceVersion)
+		if err == nil && order < 0 {
+			return last
+		}
+	}
+	delete(w.byJob, key)
+	return nil
+}
+
+// forget drops the entry of key if it belongs to the Job uid; an empty uid
+// drops it whichever Job it belongs to.
+func (w *statusWrites) forget(key string, uid types.UID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if last, ok := w.byJob[key]; ok && (uid == "" || last.UID == uid) {
+		delete(w.byJob, key)
+	}
 }

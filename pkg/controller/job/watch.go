@@ -288,10 +288,14 @@ func (jm *Controller) onJobUpdate(logger klog.Logger, oldObj, newObj any) {
 		// stop at once). The selector sweep is a backstop for finalizers
 		// that should already be gone.
 		jm.finishing.remove(job.UID)
+		jm.ownWrites.forget(keyOf(job), job.UID)
 		jm.queueSelectorOrphans(job)
 		jm.enqueueTTL(logger, job)
 		return
 	}
+	// The informer has caught up with our last status write once it
+	// shows that version: drop the copy kept of it.
+	jm.ownWrites.newer(keyOf(job), job)
 	if job.Generation == before.Generation {
 		// Status writes, mostly ours after Pod events: batch them.
 		jm.enqueueBatched(logger, job)
@@ -319,6 +323,7 @@ func (jm *Controller) onJobDelete(logger klog.Logger, obj any) {
 	jm.podExpect.forget(key)
 	jm.failures.forget(key)
 	jm.finishing.remove(job.UID)
+	jm.ownWrites.forget(key, job.UID)
 	jm.nsTerminating.remove(job.UID)
 	jm.enqueueNow(logger, job)
 	jm.queueSelectorOrphans(job)

@@ -43,6 +43,9 @@ type watchResult struct {
 	Tracked              bool
 	InFlight             []types.UID
 	Finishing            bool
+	// Written is the resourceVersion of ns/j's last status write still
+	// remembered, "" once forgotten.
+	Written string
 }
 
 // watchFixture is a fixture whose queues record instead of scheduling.
@@ -55,6 +58,8 @@ func watchFixture(t *testing.T, cfg Config) (*fixture, *recordingQueue[string], 
 	// removal, so that the handlers' effect on them shows.
 	f.podExpect.expect("ns/j", 1, 1)
 	f.finalizerExpect.expect("ns/j", "a-uid")
+	// It remembers a status write of ns/j for the same reason.
+	f.ownWrites.wrote("ns/j", makeJob("j").ResourceVersion("7").Obj())
 	return f, q, o, ttl
 }
 
@@ -65,6 +70,7 @@ func (f *fixture) watchResult(q *recordingQueue[string], o *recordingQueue[orpha
 		Creations: c, Deletions: d, Tracked: ok,
 		InFlight:  sets.List(f.finalizerExpect.inFlight("ns/j")),
 		Finishing: f.finishing.has(job.UID),
+		Written:   f.ownWrites.kept("ns/j"),
 	}
 }
 
@@ -76,7 +82,7 @@ func TestPodEvents(t *testing.T) {
 	external := makeJob("j").ManagedBy("example.com/other").Obj()
 	finished := makeJob("j").Condition(cond(batchv1.JobComplete, batch.JobReasonCompletionsReached, "done")).Obj()
 	goneAt := testNow.Add(-time.Minute)
-	untouched := watchResult{Creations: 1, Deletions: 1, Tracked: true, InFlight: []types.UID{"a-uid"}}
+	untouched := watchResult{Creations: 1, Deletions: 1, Tracked: true, InFlight: []types.UID{"a-uid"}, Written: "7"}
 	with := func(r watchResult, change func(*watchResult)) watchResult {
 		change(&r)
 		return r
@@ -264,7 +270,7 @@ func TestJobEvents(t *testing.T) {
 	finished.Status.CompletionTime = timeAt(testNow.Add(-time.Minute))
 	external := makeJob("j").ManagedBy("example.com/other").Obj()
 	selectorOrphans := []queued[orphanKey]{{Key: orphanKey{namespace: "ns", selector: batch.ControllerUIDLabel + "=j-uid"}}}
-	untouched := watchResult{Creations: 1, Deletions: 1, Tracked: true, InFlight: []types.UID{"a-uid"}}
+	untouched := watchResult{Creations: 1, Deletions: 1, Tracked: true, InFlight: []types.UID{"a-uid"}, Written: "7"}
 	with := func(r watchResult, change func(*watchResult)) watchResult {
 		change(&r)
 		return r
@@ -310,6 +316,7 @@ func TestJobEvents(t *testing.T) {
 			want: with(untouched, func(r *watchResult) {
 				r.Orphans = selectorOrphans
 				r.TTL = []queued[string]{{Key: "ns/j", Delay: 9 * time.Minute}}
+				r.Written = ""
 			}),
 		},
 		"update: an externally managed job is not queued": {
@@ -322,6 +329,13 @@ func TestJobEvents(t *testing.T) {
 			want: watchResult{
 				Queue: []queued[string]{{Key: "ns/j"}}, Orphans: selectorOrphans,
 				InFlight: []types.UID{"a-uid"},
+			},
+		},
+		"delete of an older job of the same name: the status write of the new one stays remembered": {
+			event: func(f *fixture) { f.onJobDelete(f.logger(), makeJob("j").UID("old-uid").Obj()) },
+			want: watchResult{
+				Queue: []queued[string]{{Key: "ns/j"}}, Orphans: selectorOrphans,
+				InFlight: []types.UID{"a-uid"}, Written: "7",
 			},
 		},
 		"delete: a tombstone is unwrapped": {

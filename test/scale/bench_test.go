@@ -23,6 +23,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,6 +117,23 @@ type sideResults struct {
 
 // jobStatusWrites are the calls that write a Job's status.
 var jobStatusWrites = []string{"PUT jobs/status", "PATCH jobs/status", "APPLY jobs/status"}
+
+// perJobPhases are the workloads in which a side's Job controller runs
+// the Jobs, in the order they run. The stored Jobs are left out: they
+// belong to an external controller, and the harness writes their status.
+var perJobPhases = []string{"mix_defaults", "mix_equal_qps", "large_job", "failures"}
+
+// perJobFigures are the controller's work compared per Job: the summary
+// key of the worst ours ÷ kcm ratio, the table's name of the figure, and
+// how to count it in a phase. Status writes count every attempt, refused
+// or not, as the table's "Job status writes" row does.
+var perJobFigures = []struct {
+	key, figure string
+	count       func(phaseResult) float64
+}{
+	{"job_syncs_per_job_ratio", "job syncs", func(p phaseResult) float64 { return p.JobSyncCount }},
+	{"job_status_writes_per_job_ratio", "Job status writes", func(p phaseResult) float64 { return p.callCount(jobStatusWrites...) }},
+}
 
 // TestBenchScale is `make bench-scale`: workloads 1–5 of issue 17 under
 // kube-controller-manager and under ours, one fresh host cluster per side
@@ -277,6 +295,56 @@ func (r *sideResults) phases() map[string]phaseResult {
 	return p
 }
 
+// controllerPhase returns the phase of the workload named (one of
+// perJobPhases) and how many Jobs it ran; ok is false when the side did
+// not run it.
+func (r *sideResults) controllerPhase(name string) (p phaseResult, jobs int, ok bool) {
+	var out *runOutcome
+	switch {
+	case name == "mix_defaults" && r.MixDefaults != nil:
+		p, out = r.MixDefaults.Phase, &r.MixDefaults.Outcome
+	case name == "mix_equal_qps" && r.MixEqual != nil:
+		p, out = r.MixEqual.Phase, &r.MixEqual.Outcome
+	case name == "large_job" && r.Large != nil:
+		p, out = r.Large.Phase, &r.Large.Outcome
+	case name == "failures" && r.Failures != nil:
+		p, out = r.Failures.Phase, &r.Failures.Outcome
+	default:
+		return phaseResult{}, 0, false
+	}
+	return p, out.Created, true
+}
+
+// perJob is a figure per Job of one workload on both sides.
+type perJob struct {
+	workload  string
+	ours, kcm float64
+}
+
+// worstPerJob returns the workload of perJobPhases with the highest
+// ours ÷ kcm ratio of count per Job (the earliest of equals); ok is false
+// when none has a ratio. A workload has none when a side did not run it,
+// created no Job in it or counted nothing in it: a ratio of a zero count
+// would be 0 or infinite and say nothing about the work per Job.
+func worstPerJob(res map[string]*sideResults, count func(phaseResult) float64) (worst perJob, ok bool) {
+	ours, kcm := sideOf(res, sideOurs), sideOf(res, sideKCM)
+	for _, name := range perJobPhases {
+		o, oJobs, oRan := ours.controllerPhase(name)
+		k, kJobs, kRan := kcm.controllerPhase(name)
+		if !oRan || !kRan || oJobs <= 0 || kJobs <= 0 {
+			continue
+		}
+		w := perJob{workload: name, ours: count(o) / float64(oJobs), kcm: count(k) / float64(kJobs)}
+		if w.ours <= 0 || w.kcm <= 0 {
+			continue
+		}
+		if !ok || w.ours/w.kcm > worst.ours/worst.kcm {
+			worst, ok = w, true
+		}
+	}
+	return worst, ok
+}
+
 func ratio(ours, kcm float64) float64 {
 	if kcm == 0 || math.IsNaN(kcm) || math.IsNaN(ours) {
 		return 0
@@ -394,6 +462,11 @@ func summarize(sz benchSizes, res map[string]*sideResults) map[string]any {
 	} {
 		ratioOf(key, measured(ours.Stored, f), measured(kcm.Stored, f))
 	}
+	for _, f := range perJobFigures {
+		if w, ok := worstPerJob(res, f.count); ok {
+			out[f.key] = w.ours / w.kcm
+		}
+	}
 	if kcmStatuses, oursStatuses, ok := failureStatuses(res); ok {
 		out["failure_statuses_differing"] = len(compareStatuses(kcmStatuses, oursStatuses))
 	}
@@ -477,10 +550,20 @@ func tableText(sz benchSizes, res map[string]*sideResults, summary map[string]an
 		}
 	}
 	// addCalls adds what a phase cost in the Job controller's syncs and
-	// API calls, which says whether a difference of CPU is one of work.
+	// API calls, which says whether a difference of CPU is one of work,
+	// and the syncs and writes split so as to tell where extra work comes
+	// from: one row per result and per action either side counted.
 	addCalls := func(add func(figure, format string, o, k float64), o, k phaseResult) {
 		add("  job syncs", "%.0f", o.JobSyncCount, k.JobSyncCount)
+		for _, result := range keysOf(o.JobSyncsByResult, k.JobSyncsByResult) {
+			add("  job syncs by result: "+result, "%.0f", o.JobSyncsByResult[result], k.JobSyncsByResult[result])
+		}
+		for _, action := range keysOf(o.JobSyncsByAction, k.JobSyncsByAction) {
+			add("  job syncs by action: "+action, "%.0f", o.JobSyncsByAction[action], k.JobSyncsByAction[action])
+		}
+		add("  stale sync skips", "%.0f", o.StaleSyncSkips, k.StaleSyncSkips)
 		add("  Job status writes", "%.0f", o.callCount(jobStatusWrites...), k.callCount(jobStatusWrites...))
+		add("  Job status writes refused (409 Conflict)", "%.0f", o.refusedCount(jobStatusWrites...), k.refusedCount(jobStatusWrites...))
 		add("  Pod creates", "%.0f", o.callCount("POST pods"), k.callCount("POST pods"))
 		add("  Pod patches and updates", "%.0f", o.callCount("PATCH pods", "PUT pods"), k.callCount("PATCH pods", "PUT pods"))
 		add("  Pod deletes", "%.0f", o.callCount("DELETE pods"), k.callCount("DELETE pods"))
@@ -550,6 +633,13 @@ func tableText(sz benchSizes, res map[string]*sideResults, summary map[string]an
 	add("  LIST p99 s, Job server (SLO 30 s)", "%.3f", valueOf(lists, "ours"), valueOf(lists, "kube"))
 	sync, _ := summary["job_sync_p99_seconds"].(map[string]float64)
 	add("  job sync p99 s", "%.3f", valueOf(sync, "ours"), valueOf(sync, "kcm"))
+	for _, f := range perJobFigures {
+		if w, ok := worstPerJob(res, f.count); ok {
+			add(fmt.Sprintf("  %s per Job, worst workload (%s)", f.figure, w.workload), "%.2f", w.ours, w.kcm)
+		} else {
+			add(fmt.Sprintf("  %s per Job, worst workload", f.figure), "%.2f", math.NaN(), math.NaN())
+		}
+	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nbench-scale: scale %g, %d kwok nodes, Pods run %s\n", sz.Scale, sz.Nodes, sz.RunFor)
@@ -603,6 +693,18 @@ func orZero[T any](r *T) *T {
 		return new(T)
 	}
 	return r
+}
+
+// keysOf returns the keys of the maps, each once, sorted.
+func keysOf(maps ...map[string]float64) []string {
+	var keys []string
+	for _, m := range maps {
+		for k := range m {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return slices.Compact(keys)
 }
 
 // valueOf is m[key], NaN (not measured) when m has no such key.

@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/rest"
 
 	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
@@ -40,7 +41,13 @@ import (
 // Metric names read from the servers' and controllers' /metrics.
 const (
 	requestDurationMetric = "apiserver_request_duration_seconds"
-	jobSyncMetric         = "job_controller_job_sync_duration_seconds"
+	// requestCountMetric counts requests by their answer's code as well.
+	requestCountMetric = "apiserver_request_total"
+	jobSyncMetric      = "job_controller_job_sync_duration_seconds"
+	// staleSyncSkipsMetric counts the syncs a Job controller dropped because
+	// its informer had not yet seen a status it wrote (kube-controller-
+	// manager 1.37 does; ours registers it and leaves it at 0).
+	staleSyncSkipsMetric = "job_controller_stale_sync_skips_total"
 	// heapInUseMetric is the Go runtime's heap in use, in bytes: the spans
 	// holding objects, live or not yet collected.
 	heapInUseMetric = "go_memstats_heap_inuse_bytes"
@@ -93,29 +100,36 @@ func (h histogram) quantile(q float64) float64 {
 	return prevBound
 }
 
-// scrapeHistograms reads metric from url and sums its buckets into one
-// histogram per key; key returns "" for series to leave out.
-func scrapeHistograms(ctx context.Context, client *http.Client, url, metric string, key func(labels map[string]string) string) (map[string]histogram, error) {
+// eachSample calls f with the labels and the value of every sample of
+// the series called name at url, with labels (`name{a="x"} 1`) or
+// without (`name 1`); the samples of a longer name that begins with name
+// are not its.
+func eachSample(ctx context.Context, client *http.Client, url, name string, f func(labels map[string]string, v float64)) error {
 	body, err := openMetrics(ctx, client, url)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer body.Close()
-	out := map[string]histogram{}
-	prefix := metric + "_bucket{"
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, prefix) {
+		rest, ok := strings.CutPrefix(sc.Text(), name)
+		if !ok {
 			continue
 		}
-		end := strings.LastIndexByte(line, '}')
-		if end < 0 {
+		labels := map[string]string{}
+		switch {
+		case strings.HasPrefix(rest, "{"):
+			end := strings.LastIndexByte(rest, '}')
+			if end < 0 {
+				continue
+			}
+			labels = parseLabels(rest[1:end])
+			rest = rest[end+1:]
+		case !strings.HasPrefix(rest, " "):
 			continue
 		}
-		labels := parseLabels(line[len(prefix):end])
-		fields := strings.Fields(line[end+1:])
+		fields := strings.Fields(rest)
 		if len(fields) == 0 {
 			continue
 		}
@@ -123,20 +137,44 @@ func scrapeHistograms(ctx context.Context, client *http.Client, url, metric stri
 		if err != nil {
 			continue
 		}
+		f(labels, v)
+	}
+	return sc.Err()
+}
+
+// scrapeHistograms reads metric from url and sums its buckets into one
+// histogram per key; key returns "" for series to leave out.
+func scrapeHistograms(ctx context.Context, client *http.Client, url, metric string, key func(labels map[string]string) string) (map[string]histogram, error) {
+	out := map[string]histogram{}
+	err := eachSample(ctx, client, url, metric+"_bucket", func(labels map[string]string, v float64) {
 		le, err := strconv.ParseFloat(labels["le"], 64)
 		if err != nil {
-			continue
+			return
 		}
 		k := key(labels)
 		if k == "" {
-			continue
+			return
 		}
 		if out[k] == nil {
 			out[k] = histogram{}
 		}
 		out[k][le] += v
-	}
-	return out, sc.Err()
+	})
+	return out, err
+}
+
+// scrapeCounters reads the counter metric from url and sums its series
+// per key; key returns "" for series to leave out. A counter with labels
+// has no series before its first increment, so an absent metric is no
+// error: it has counted nothing.
+func scrapeCounters(ctx context.Context, client *http.Client, url, metric string, key func(labels map[string]string) string) (map[string]float64, error) {
+	out := map[string]float64{}
+	err := eachSample(ctx, client, url, metric, func(labels map[string]string, v float64) {
+		if k := key(labels); k != "" {
+			out[k] += v
+		}
+	})
+	return out, err
 }
 
 // scrapeGauge reads the value of metric, a series without labels (a
@@ -231,6 +269,21 @@ func byCall(labels map[string]string) string {
 	return verb + " " + labels["resource"]
 }
 
+// refusedCall keys apiserver_request_total's calls answered 409 Conflict
+// as byCall does, leaving out every other answer.
+func refusedCall(labels map[string]string) string {
+	if labels["code"] != "409" {
+		return ""
+	}
+	return byCall(labels)
+}
+
+// byResultAndAction keys the Job controller's sync metrics by their
+// result and action labels, "result action" (neither value has a space).
+func byResultAndAction(labels map[string]string) string {
+	return labels["result"] + " " + labels["action"]
+}
+
 // all keys every series alike.
 func all(map[string]string) string { return "all" }
 
@@ -281,7 +334,11 @@ type snapshot struct {
 	cpu      map[string]float64
 	requests map[string]map[string]histogram // by server, by verb
 	calls    map[string]map[string]histogram // by server, by call (byCall)
-	jobSync  histogram
+	// refused counts the calls answered 409 Conflict, by server, by call.
+	refused map[string]map[string]float64
+	// jobSync is the sync latency by result and action (byResultAndAction).
+	jobSync        map[string]histogram
+	staleSyncSkips float64
 }
 
 // meter measures one phase of one side: CPU seconds and the highest RSS
@@ -308,16 +365,35 @@ type phaseResult struct {
 	// JobSyncP99 is the Job controller's sync duration p99 in seconds.
 	JobSyncP99   float64 `json:"job_sync_p99_seconds"`
 	JobSyncCount float64 `json:"job_syncs"`
+	// JobSyncsByResult and JobSyncsByAction split JobSyncCount by the
+	// result (success, error) and the action (what the sync did) of the
+	// Job controller's sync metrics.
+	JobSyncsByResult map[string]float64 `json:"job_syncs_by_result,omitempty"`
+	JobSyncsByAction map[string]float64 `json:"job_syncs_by_action,omitempty"`
+	// StaleSyncSkips is how many syncs the Job controller dropped as
+	// stale (staleSyncSkipsMetric).
+	StaleSyncSkips float64 `json:"stale_sync_skips"`
 	// Calls counts the requests of each kind (byCall) every API server of
 	// the side served, summed: what a controller's work costs in calls.
 	Calls map[string]float64 `json:"calls"`
+	// Refused counts, of Calls, those answered 409 Conflict (an update
+	// sent with a resourceVersion older than the stored one's), from
+	// apiserver_request_total.
+	Refused map[string]float64 `json:"refused_409,omitempty"`
 }
 
 // callCount is the number of calls of the kinds named.
-func (r phaseResult) callCount(kinds ...string) float64 {
+func (r phaseResult) callCount(kinds ...string) float64 { return sumOf(r.Calls, kinds) }
+
+// refusedCount is the number of calls of the kinds named answered 409
+// Conflict.
+func (r phaseResult) refusedCount(kinds ...string) float64 { return sumOf(r.Refused, kinds) }
+
+// sumOf is the sum of m's values at keys.
+func sumOf(m map[string]float64, keys []string) float64 {
 	var n float64
-	for _, k := range kinds {
-		n += r.Calls[k]
+	for _, k := range keys {
+		n += m[k]
 	}
 	return n
 }
@@ -381,7 +457,8 @@ func (m *meter) sampleRSS() {
 }
 
 func (m *meter) read(ctx context.Context) (snapshot, error) {
-	snap := snapshot{at: time.Now(), cpu: map[string]float64{}, requests: map[string]map[string]histogram{}, calls: map[string]map[string]histogram{}}
+	snap := snapshot{at: time.Now(), cpu: map[string]float64{}, requests: map[string]map[string]histogram{}, calls: map[string]map[string]histogram{},
+		refused: map[string]map[string]float64{}}
 	for name, p := range m.s.processes() {
 		v, err := framework.ProcessCPUSeconds(p.PID())
 		if err != nil {
@@ -402,12 +479,18 @@ func (m *meter) read(ctx context.Context) (snapshot, error) {
 		if snap.calls[src.name], err = scrapeHistograms(ctx, src.client, src.url, requestDurationMetric, byCall); err != nil {
 			return snap, err
 		}
+		if snap.refused[src.name], err = scrapeCounters(ctx, src.client, src.url, requestCountMetric, refusedCall); err != nil {
+			return snap, err
+		}
 	}
-	h, err := scrapeHistograms(ctx, controller.client, controller.url, jobSyncMetric, all)
+	if snap.jobSync, err = scrapeHistograms(ctx, controller.client, controller.url, jobSyncMetric, byResultAndAction); err != nil {
+		return snap, err
+	}
+	skips, err := scrapeCounters(ctx, controller.client, controller.url, staleSyncSkipsMetric, all)
 	if err != nil {
 		return snap, err
 	}
-	snap.jobSync = h["all"]
+	snap.staleSyncSkips = skips["all"]
 	return snap, nil
 }
 
@@ -426,6 +509,7 @@ func (m *meter) stop(ctx context.Context) (phaseResult, error) {
 		MaxRSSMiB:  map[string]float64{},
 		RequestP99: map[string]map[string]float64{},
 		Calls:      map[string]float64{},
+		Refused:    map[string]float64{},
 	}
 	for name, v := range end.cpu {
 		r.CPUSeconds[name] = v - m.start.cpu[name]
@@ -451,12 +535,41 @@ func (m *meter) stop(ctx context.Context) (phaseResult, error) {
 			}
 		}
 	}
-	sync := end.jobSync.sub(m.start.jobSync)
+	for server, calls := range end.refused {
+		for call, n := range calls {
+			if d := n - m.start.refused[server][call]; d > 0 {
+				r.Refused[call] += d
+			}
+		}
+	}
+	sync, byResult, byAction := syncsBetween(m.start.jobSync, end.jobSync)
+	r.JobSyncsByResult, r.JobSyncsByAction = byResult, byAction
 	r.JobSyncCount = sync.count()
 	if r.JobSyncCount > 0 {
 		r.JobSyncP99 = sync.quantile(0.99)
 	}
+	r.StaleSyncSkips = end.staleSyncSkips - m.start.staleSyncSkips
 	return r, nil
+}
+
+// syncsBetween returns the Job controller's syncs between two scrapes of
+// its sync latency keyed by byResultAndAction: the latency of them all,
+// and how many there were by result and by action. All three come from
+// the same scrapes, so the splits add up to the count exactly.
+func syncsBetween(start, end map[string]histogram) (total histogram, byResult, byAction map[string]float64) {
+	total, byResult, byAction = histogram{}, map[string]float64{}, map[string]float64{}
+	for key, h := range end {
+		d := h.sub(start[key])
+		for le, v := range d {
+			total[le] += v
+		}
+		if n := d.count(); n > 0 {
+			result, action, _ := strings.Cut(key, " ")
+			byResult[result] += n
+			byAction[action] += n
+		}
+	}
+	return total, byResult, byAction
 }
 
 // rssMiB is the resident set of pid in MiB (0 when it cannot be read).
@@ -494,5 +607,76 @@ func TestScrapeGauge(t *testing.T) {
 	}
 	if _, err := scrapeGauge(context.Background(), srv.Client(), srv.URL, "go_memstats_heap_alloc_bytes"); err == nil {
 		t.Error("scrapeGauge of a missing metric: no error, want one")
+	}
+}
+
+// TestScrapeCounters sums a counter's series by key: the calls answered
+// 409 Conflict by kind, every other code left out; a counter without any
+// series (stale sync skips never counted) reads as nothing counted. It
+// also splits a controller's syncs between two scrapes of its sync
+// latency by result and by action.
+func TestScrapeCounters(t *testing.T) {
+	exposition := map[bool]string{
+		false: `# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",component="apiserver",resource="jobs",subresource="status",verb="PUT"} 90
+apiserver_request_total{code="409",component="apiserver",resource="jobs",subresource="status",verb="PUT"} 4
+apiserver_request_total{code="409",component="apiserver",resource="jobs",subresource="status",verb="PATCH"} 2
+apiserver_request_total{code="409",component="apiserver",resource="pods",subresource="",verb="PUT"} 1
+apiserver_request_total{code="409",component="apiserver",resource="jobs",subresource="",verb="WATCH"} 3
+apiserver_request_total_extra{code="409",resource="jobs",subresource="status",verb="PUT"} 50
+job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="Indexed",result="success",le="0.004"} 2
+job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="Indexed",result="success",le="+Inf"} 3
+job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="NonIndexed",result="success",le="0.004"} 1
+job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="NonIndexed",result="success",le="+Inf"} 1
+`,
+		true: `job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="Indexed",result="success",le="0.004"} 5
+job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="Indexed",result="success",le="+Inf"} 7
+job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="NonIndexed",result="success",le="0.004"} 1
+job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="NonIndexed",result="success",le="+Inf"} 1
+job_controller_job_sync_duration_seconds_bucket{action="pods_created",completion_mode="Indexed",result="error",le="0.004"} 0
+job_controller_job_sync_duration_seconds_bucket{action="pods_created",completion_mode="Indexed",result="error",le="+Inf"} 2
+job_controller_stale_sync_skips_total{group="batch",resource="jobs"} 6
+`,
+	}
+	later := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, exposition[later])
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+
+	refused, err := scrapeCounters(ctx, srv.Client(), srv.URL, requestCountMetric, refusedCall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]float64{"PUT jobs/status": 4, "PATCH jobs/status": 2, "PUT pods": 1}, refused); diff != "" {
+		t.Errorf("calls refused (-want +got):\n%s", diff)
+	}
+	skips, err := scrapeCounters(ctx, srv.Client(), srv.URL, staleSyncSkipsMetric, all)
+	if err != nil || len(skips) != 0 {
+		t.Errorf("stale sync skips before any: %v, %v; want none, no error", skips, err)
+	}
+
+	start, err := scrapeHistograms(ctx, srv.Client(), srv.URL, jobSyncMetric, byResultAndAction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later = true
+	end, err := scrapeHistograms(ctx, srv.Client(), srv.URL, jobSyncMetric, byResultAndAction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if skips, err = scrapeCounters(ctx, srv.Client(), srv.URL, staleSyncSkipsMetric, all); err != nil || skips["all"] != 6 {
+		t.Errorf("stale sync skips: %v, %v; want all: 6", skips, err)
+	}
+	total, byResult, byAction := syncsBetween(start, end)
+	if diff := cmp.Diff(histogram{0.004: 3, math.Inf(1): 6}, total); diff != "" {
+		t.Errorf("syncs between the scrapes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]float64{"success": 4, "error": 2}, byResult); diff != "" {
+		t.Errorf("syncs by result (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]float64{"tracking": 4, "pods_created": 2}, byAction); diff != "" {
+		t.Errorf("syncs by action (-want +got):\n%s", diff)
 	}
 }

@@ -147,11 +147,40 @@ func TestSelectionFrom(t *testing.T) {
 	}
 }
 
+// calls builds the phase of a controller's workload that ran jobs Jobs
+// with syncs syncs and statusWrites Job status writes (PUT), for the
+// summary's and the table's tests.
+func calls(jobs int, syncs, statusWrites float64) (runOutcome, phaseResult) {
+	return runOutcome{Created: jobs}, phaseResult{JobSyncCount: syncs, Calls: map[string]float64{"PUT jobs/status": statusWrites}}
+}
+
+// mixOf is a batch mix of calls' figures.
+func mixOf(jobs int, syncs, statusWrites float64) *mixResult {
+	out, phase := calls(jobs, syncs, statusWrites)
+	return &mixResult{Outcome: out, Phase: phase, Jobs: jobs}
+}
+
 // TestPartialResults summarizes and prints runs that measured part of the
 // figures: nothing may dereference a missing result, a missing figure
 // prints "-", a ratio needs both sides, and the summary encodes as JSON.
+// The per-Job ratios are the worst over the workloads both sides ran
+// with a count on each, per Job rather than per workload.
 func TestPartialResults(t *testing.T) {
 	sz := sizesFor(0.01)
+	// The per-Job cases: by counts, failures would be the worst workload
+	// of both figures (48/32 syncs, 40/24 writes); per Job it is the best
+	// (6/8 syncs, 5/6 writes), as kcm ran half the Jobs there.
+	kcmFailOut, kcmFailPhase := calls(4, 32, 24)
+	oursFailOut, oursFailPhase := calls(8, 48, 40)
+	kcmMix := mixOf(10, 40, 30)
+	kcmMix.Phase.JobSyncsByResult = map[string]float64{"success": 38, "error": 2}
+	kcmMix.Phase.JobSyncsByAction = map[string]float64{"pods_created": 10, "reconciling": 5, "tracking": 25}
+	kcmMix.Phase.StaleSyncSkips = 5
+	kcmMix.Phase.Refused = map[string]float64{"PUT jobs/status": 3, "PATCH jobs/status": 1, "PUT pods": 7}
+	oursMix := mixOf(10, 50, 30)
+	oursMix.Phase.JobSyncsByResult = map[string]float64{"success": 49, "error": 1}
+	oursMix.Phase.JobSyncsByAction = map[string]float64{"pods_created": 10, "tracking": 40}
+	zeroOut, zeroPhase := calls(5, 0, 0)
 	for _, tc := range []struct {
 		name string
 		res  map[string]*sideResults
@@ -159,6 +188,8 @@ func TestPartialResults(t *testing.T) {
 		want [][]string
 		// wantKeys and noKeys are keys the summary must and must not have.
 		wantKeys, noKeys []string
+		// wantValues are figures of the summary, exactly.
+		wantValues map[string]float64
 	}{{
 		name: "stored on one side",
 		res: map[string]*sideResults{
@@ -173,9 +204,10 @@ func TestPartialResults(t *testing.T) {
 			sideKCM:  {Rates: map[string]string{}, Large: &largeResult{Seconds: 30}, Failures: &failuresResult{}},
 			sideOurs: {Rates: map[string]string{}, Failures: &failuresResult{}},
 		},
-		want:     [][]string{{"seconds", "to", "Complete", "-", "30", "-"}},
+		want: [][]string{{"seconds", "to", "Complete", "-", "30", "-"},
+			{"job", "syncs", "per", "Job,", "worst", "workload", "-", "-", "-"}},
 		wantKeys: []string{"failure_statuses_differing"},
-		noKeys:   []string{"rss_ratio_stored"},
+		noKeys:   []string{"rss_ratio_stored", "job_syncs_per_job_ratio", "job_status_writes_per_job_ratio"},
 	}, {
 		name: "both sides, one mix",
 		res: map[string]*sideResults{
@@ -185,6 +217,49 @@ func TestPartialResults(t *testing.T) {
 		want:     [][]string{{"Pods", "completed", "/", "min", "150", "100", "1.50"}},
 		wantKeys: []string{"pods_per_minute_ratio_equal_qps"},
 		noKeys:   []string{"pods_per_minute_ratio_defaults", "large_job_seconds_ratio"},
+	}, {
+		// Syncs: mix_defaults 5/4 per Job, mix_equal_qps 4.4/4, failures
+		// 6/8; writes: 3/3, 4.5/3, 5/6. The large Job ran on ours only,
+		// with far more of both, and has no ratio.
+		name: "per-Job ratios, the worst workload of each",
+		res: map[string]*sideResults{
+			sideKCM: {Rates: map[string]string{}, MixDefaults: kcmMix, MixEqual: mixOf(10, 40, 30),
+				Failures: &failuresResult{Outcome: kcmFailOut, Phase: kcmFailPhase}},
+			sideOurs: {Rates: map[string]string{}, MixDefaults: oursMix, MixEqual: mixOf(10, 44, 45),
+				Large:    &largeResult{Outcome: runOutcome{Created: 1}, Phase: phaseResult{JobSyncCount: 9000, Calls: map[string]float64{"PUT jobs/status": 9000}}},
+				Failures: &failuresResult{Outcome: oursFailOut, Phase: oursFailPhase}},
+		},
+		want: [][]string{
+			{"job", "syncs", "per", "Job,", "worst", "workload", "(mix_defaults)", "5.00", "4.00", "1.25"},
+			{"Job", "status", "writes", "per", "Job,", "worst", "workload", "(mix_equal_qps)", "4.50", "3.00", "1.50"},
+			// The rows of the batch mix at defaults.
+			{"job", "syncs", "50", "40", "1.25"},
+			{"job", "syncs", "by", "result:", "error", "1", "2", "0.50"},
+			{"job", "syncs", "by", "result:", "success", "49", "38", "1.29"},
+			{"job", "syncs", "by", "action:", "pods_created", "10", "10", "1.00"},
+			{"job", "syncs", "by", "action:", "reconciling", "0", "5", "-"},
+			{"job", "syncs", "by", "action:", "tracking", "40", "25", "1.60"},
+			{"stale", "sync", "skips", "0", "5", "-"},
+			{"Job", "status", "writes", "refused", "(409", "Conflict)", "0", "4", "-"},
+			// The large Job: kcm did not run it.
+			{"job", "syncs", "9000", "-", "-"},
+		},
+		wantValues: map[string]float64{"job_syncs_per_job_ratio": 1.25, "job_status_writes_per_job_ratio": 1.5},
+	}, {
+		// Ours counted no sync in the mix, kcm none in the failures; no
+		// side wrote a Job status.
+		name: "zero counts give no per-Job ratio",
+		res: map[string]*sideResults{
+			sideKCM: {Rates: map[string]string{}, MixEqual: mixOf(5, 10, 0),
+				Failures: &failuresResult{Outcome: zeroOut, Phase: zeroPhase}},
+			sideOurs: {Rates: map[string]string{}, MixEqual: &mixResult{Outcome: zeroOut, Phase: zeroPhase, Jobs: 5},
+				Failures: &failuresResult{Outcome: runOutcome{Created: 5}, Phase: phaseResult{JobSyncCount: 12}}},
+		},
+		want: [][]string{
+			{"job", "syncs", "per", "Job,", "worst", "workload", "-", "-", "-"},
+			{"Job", "status", "writes", "per", "Job,", "worst", "workload", "-", "-", "-"},
+		},
+		noKeys: []string{"job_syncs_per_job_ratio", "job_status_writes_per_job_ratio"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			summary := summarize(sz, tc.res)
@@ -209,6 +284,11 @@ func TestPartialResults(t *testing.T) {
 			for _, k := range tc.noKeys {
 				if v, ok := summary[k]; ok {
 					t.Errorf("summary has %s = %v, want none", k, v)
+				}
+			}
+			for k, want := range tc.wantValues {
+				if got, ok := summary[k]; !ok || got != want {
+					t.Errorf("summary %s = %v (present %v), want %v", k, got, ok, want)
 				}
 			}
 			if _, err := json.Marshal(summary); err != nil {

@@ -102,13 +102,15 @@ test-monitoring: promtool ## promtool check rules and promtool test rules of art
 	$(BIN_DIR)/promtool check rules $(MONITORING_OUT)/rules.yaml
 	cd $(MONITORING_OUT) && $(abspath $(BIN_DIR))/promtool test rules rules_test.yaml
 
-# Not part of make test: it runs every test of the two tiers FLAKES_COUNT
-# times (default 20) under -race with every core busy, and takes long.
+# Not part of make test: it runs every test of the unit tier FLAKES_COUNT
+# times (default 20) and of the integration tier FLAKES_INTEGRATION_COUNT
+# times (default 3) under -race with every core busy, and takes long.
 # FLAKES_PKGS narrows it, e.g. FLAKES_PKGS=./pkg/controller/... FLAKES_COUNT=3.
 FLAKES_PKGS  ?=
 FLAKES_COUNT ?= 20
-test-flakes: ## The unit and integration tiers with -race -count=FLAKES_COUNT (default 20) while busy loops keep every core busy (hack/test-flakes.sh); finds tests that depend on timing.
-	GO=$(GO) FLAKES_COUNT=$(FLAKES_COUNT) bash hack/test-flakes.sh $(FLAKES_PKGS)
+FLAKES_INTEGRATION_COUNT ?= 3
+test-flakes: ## The unit tier with -race -count=FLAKES_COUNT (20), the integration tier with -count=FLAKES_INTEGRATION_COUNT (3), while busy loops keep every core busy (hack/test-flakes.sh); finds tests that depend on timing.
+	GO=$(GO) FLAKES_COUNT=$(FLAKES_COUNT) FLAKES_INTEGRATION_COUNT=$(FLAKES_INTEGRATION_COUNT) bash hack/test-flakes.sh $(FLAKES_PKGS)
 
 e2e-bins: ## Build kube-apiserver, kube-controller-manager and kubectl v1.37.2 (cached).
 	bash hack/build-e2e-bins.sh

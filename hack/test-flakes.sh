@@ -21,27 +21,34 @@
 # FLAKES_COUNT (default 20) is the -count; FLAKES_LOAD (default: the number
 # of cores) how many busy loops run beside the tests; FLAKES_TIMEOUT
 # (default 60m) go test's -timeout. Without packages it runs the unit tier
-# and the integration tier. The busy loops are started here and killed on
-# exit, however the tests end.
+# at FLAKES_COUNT, then the integration tier at FLAKES_INTEGRATION_COUNT
+# (default 3): each of its runs starts etcd and servers for every test and
+# takes minutes under -race on a loaded machine, so twenty would take hours;
+# three runs of it under load still put every test's waits through a slow
+# scheduler. The busy loops are started here and killed on exit, however
+# the tests end.
 
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 count="${FLAKES_COUNT:-20}"
+integration_count="${FLAKES_INTEGRATION_COUNT:-3}"
 load="${FLAKES_LOAD:-$(getconf _NPROCESSORS_ONLN)}"
 timeout="${FLAKES_TIMEOUT:-60m}"
 go="${GO:-go}"
 
+integration=()
 if [[ $# -gt 0 ]]; then
 	pkgs=("$@")
 else
-	mapfile -t pkgs < <("${go}" list ./... | grep -v -e /test/e2e -e /test/scale)
+	mapfile -t pkgs < <("${go}" list ./... | grep -v -e /test/e2e -e /test/scale -e /test/integration)
+	mapfile -t integration < <("${go}" list ./test/integration/...)
 fi
 
 # Build first, with the cores free, so that the load is on the tests and
 # not on the compiler.
-"${go}" test -race -count=1 -run '^$' "${pkgs[@]}" >/dev/null
+"${go}" test -race -count=1 -run '^$' "${pkgs[@]}" "${integration[@]}" >/dev/null
 
 busy=()
 stop_load() {
@@ -58,3 +65,7 @@ done
 
 echo "test-flakes: -race -count=${count}, ${load} busy loops, packages: ${pkgs[*]}"
 "${go}" test -race -count="${count}" -timeout "${timeout}" "${pkgs[@]}"
+if [[ ${#integration[@]} -gt 0 ]]; then
+	echo "test-flakes: -race -count=${integration_count}, ${load} busy loops, packages: ${integration[*]}"
+	"${go}" test -race -count="${integration_count}" -timeout "${timeout}" "${integration[@]}"
+fi

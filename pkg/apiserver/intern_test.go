@@ -303,8 +303,12 @@ func BenchmarkStorageDecode(b *testing.B) {
 func TestInternDecoderRandomJobs(t *testing.T) {
 	plain, interning := storageCodecs(t)
 	f := fuzzer.FuzzerFor(fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, batchfuzzer.Funcs), rand.NewSource(1), Codecs).NumElements(1, 2)
+	jobs := 300
+	if testing.Short() {
+		jobs = 60
+	}
 	var blobs [][]byte
-	for i := range 300 {
+	for i := range jobs {
 		job := &batch.Job{}
 		f.Fill(job)
 		variant := job.DeepCopy()
@@ -345,7 +349,7 @@ func TestInternDecoderRandomJobs(t *testing.T) {
 	// The fuzzer leaves about half the templates without containers; the
 	// others hold nothing the encoding refuses (this seed's quantities are
 	// all small), so each variant shares its original's list.
-	if candidates < 100 || shared != candidates {
-		t.Errorf("%d of %d variants with containers share their original's; want all of at least 100", shared, candidates)
+	if candidates < jobs/3 || shared != candidates {
+		t.Errorf("%d of %d variants with containers share their original's; want all of at least %d", shared, candidates, jobs/3)
 	}
 }

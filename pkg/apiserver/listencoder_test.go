@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -53,9 +54,24 @@ func jsonSerializers(t testing.TB) (generic, parallel runtime.Serializer) {
 	return find(factory), find(newParallelListSerializer(factory))
 }
 
+// fuzzedJobLists keeps the lists fuzzedJobList made, by size: filling
+// thousands of Jobs at random costs seconds under -race, and a run with
+// -count=N would pay it N times for the same lists. The tests only encode
+// them.
+var fuzzedJobLists sync.Map
+
 // fuzzedJobList returns a v1 JobList of n Jobs filled at random, one name
-// with the characters encoding/json escapes.
+// with the characters encoding/json escapes; the same n gives the same
+// list, which callers must not change.
 func fuzzedJobList(n int) *batchv1.JobList {
+	if list, ok := fuzzedJobLists.Load(n); ok {
+		return list.(*batchv1.JobList)
+	}
+	list, _ := fuzzedJobLists.LoadOrStore(n, newFuzzedJobList(n))
+	return list.(*batchv1.JobList)
+}
+
+func newFuzzedJobList(n int) *batchv1.JobList {
 	f := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(int64(n)), Codecs).NumElements(0, 2)
 	list := &batchv1.JobList{
 		TypeMeta: metav1.TypeMeta{Kind: "JobList", APIVersion: batchv1.SchemeGroupVersion.String()},
@@ -73,7 +89,13 @@ func fuzzedJobList(n int) *batchv1.JobList {
 
 func TestParallelListEncoderBytes(t *testing.T) {
 	generic, parallel := jsonSerializers(t)
-	for _, n := range []int{0, 1, parallelListMin - 1, parallelListMin, 4 * listChunkItems, 4*listChunkItems + 1, 3*parallelListMin + 7} {
+	sizes := []int{0, 1, parallelListMin - 1, parallelListMin, 4 * listChunkItems, 4*listChunkItems + 1, 3*parallelListMin + 7}
+	if testing.Short() {
+		// Each boundary once: below and at the parallel threshold, and
+		// a list of several chunks whose last one is short.
+		sizes = []int{0, 1, parallelListMin - 1, parallelListMin, parallelListMin + listChunkItems + 1}
+	}
+	for _, n := range sizes {
 		t.Run(fmt.Sprint(n, " items"), func(t *testing.T) {
 			sameBytes(t, generic, parallel, fuzzedJobList(n))
 		})

@@ -34,8 +34,15 @@ import (
 	batchfuzzer "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/fuzzer"
 )
 
-// differentialCases is how many fuzzed Jobs each differential test checks.
-const differentialCases = 1000
+// differentialCases is how many fuzzed Jobs each differential test checks:
+// a thousand, or fifty with -short (make test-flakes runs the tests twenty
+// times under -race, where a thousand take a minute a run).
+func differentialCases() int {
+	if testing.Short() {
+		return 50
+	}
+	return 1000
+}
 
 // newDifferentialFiller returns a filler for Jobs from our fuzzer, seeded so
 // that a failure names the seed that reproduces it. Few elements per list
@@ -95,7 +102,7 @@ func fuzzedJob(seed int64) *batch.Job {
 // and with kube-apiserver's, after each side decoded and defaulted them.
 func TestDifferentialCreate(t *testing.T) {
 	compared, invalid := 0, 0
-	for seed := int64(0); seed < differentialCases; seed++ {
+	for seed := int64(0); seed < int64(differentialCases()); seed++ {
 		ours, upstream := decodedPair(t, fuzzedJob(seed))
 		gotOurs, gotUpstream, err := createErrors(ours, upstream)
 		if sameErrors(t, "create", seed, gotOurs, gotUpstream, err) {
@@ -106,8 +113,8 @@ func TestDifferentialCreate(t *testing.T) {
 		}
 	}
 	t.Logf("%d fuzzed Jobs compared on create, %d of them refused", compared, invalid)
-	if compared < differentialCases*9/10 {
-		t.Errorf("only %d of %d cases compared", compared, differentialCases)
+	if compared < differentialCases()*9/10 {
+		t.Errorf("only %d of %d cases compared", compared, differentialCases())
 	}
 }
 
@@ -149,7 +156,7 @@ func fuzzedUpdate(seed int64) (old, job *batch.Job) {
 // with kube-apiserver's.
 func TestDifferentialUpdate(t *testing.T) {
 	compared := 0
-	for seed := int64(0); seed < differentialCases; seed++ {
+	for seed := int64(0); seed < int64(differentialCases()); seed++ {
 		old, job := fuzzedUpdate(seed)
 		oldOurs, oldUpstream := decodedPair(t, old)
 		ours, upstream := decodedPair(t, job)
@@ -159,8 +166,8 @@ func TestDifferentialUpdate(t *testing.T) {
 		}
 	}
 	t.Logf("%d fuzzed updates compared", compared)
-	if compared < differentialCases*9/10 {
-		t.Errorf("only %d of %d cases compared", compared, differentialCases)
+	if compared < differentialCases()*9/10 {
+		t.Errorf("only %d of %d cases compared", compared, differentialCases())
 	}
 }
 
@@ -168,7 +175,7 @@ func TestDifferentialUpdate(t *testing.T) {
 // status strategy and with kube-apiserver's.
 func TestDifferentialStatusUpdate(t *testing.T) {
 	compared := 0
-	for seed := int64(0); seed < differentialCases; seed++ {
+	for seed := int64(0); seed < int64(differentialCases()); seed++ {
 		old, job := fuzzedUpdate(seed)
 		oldOurs, oldUpstream := decodedPair(t, old)
 		ours, upstream := decodedPair(t, job)
@@ -178,7 +185,7 @@ func TestDifferentialStatusUpdate(t *testing.T) {
 		}
 	}
 	t.Logf("%d fuzzed status updates compared", compared)
-	if compared < differentialCases*9/10 {
-		t.Errorf("only %d of %d cases compared", compared, differentialCases)
+	if compared < differentialCases()*9/10 {
+		t.Errorf("only %d of %d cases compared", compared, differentialCases())
 	}
 }

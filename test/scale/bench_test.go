@@ -52,6 +52,14 @@ const (
 	// -list-server-cpu) and during the first minute of each batch mix
 	// (<side>-<namespace>-host-cpu.pb.gz, -server-cpu).
 	EnvProfile = "BENCH_SCALE_PROFILE"
+	// EnvOursArgs is a space-separated list of flags added to our
+	// server's (for instance -v=4, to read why each sync ran).
+	EnvOursArgs = "BENCH_SCALE_OURS_ARGS"
+	// EnvKCMArgs is the same for kube-controller-manager on its side.
+	EnvKCMArgs = "BENCH_SCALE_KCM_ARGS"
+	// EnvLogs is a directory: when set, each side's process logs are
+	// copied there (<side>-<rate>/) as its cluster stops.
+	EnvLogs = "BENCH_SCALE_LOGS"
 )
 
 // benchSizes are the counts of one run.

@@ -199,6 +199,7 @@ func (e *env) startSide(ctx context.Context, t *testing.T, name string, rate cli
 			opts.KubeControllerManagerArgs = rateFlags(rate)
 			s.effectiveRate = fmt.Sprintf("%d/%d", rate.qps, rate.burst)
 		}
+		opts.KubeControllerManagerArgs = append(opts.KubeControllerManagerArgs, strings.Fields(os.Getenv(EnvKCMArgs))...)
 		s.gvr = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 		s.apiPath = "/apis/batch/v1/namespaces/%s/jobs"
 		s.finalize = kcmFinalizer
@@ -221,6 +222,7 @@ func (e *env) startSide(ctx context.Context, t *testing.T, name string, rate cli
 		// (framework.Cluster): so does our controller, rather than renew
 		// its Lease on the host every second with the e2e timings.
 		opts.BatchAPIServerArgs = append(opts.BatchAPIServerArgs, "--leader-elect=false")
+		opts.BatchAPIServerArgs = append(opts.BatchAPIServerArgs, strings.Fields(os.Getenv(EnvOursArgs))...)
 		s.gvr = schema.GroupVersionResource{Group: "batch.jobs.dev", Version: "v1", Resource: "jobs"}
 		s.apiPath = "/apis/batch.jobs.dev/v1/namespaces/%s/jobs"
 		s.finalize = oursFinalizer
@@ -232,6 +234,12 @@ func (e *env) startSide(ctx context.Context, t *testing.T, name string, rate cli
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Stop)
+	if keep := os.Getenv(EnvLogs); keep != "" {
+		// The side is stopped by then (side.stop), and the temporary
+		// directory removed only after it (t.TempDir's cleanup ran
+		// first, so it runs last).
+		t.Cleanup(func() { keepLogs(t, filepath.Join(keep, name+"-"+rate.name), logDir, cluster.LogDir) })
+	}
 	s.cluster = cluster
 	if s.scheduler, err = cluster.StartKubeScheduler(ctx, e.sbins.KubeScheduler, schedulerQPS, schedulerBurst); err != nil {
 		t.Fatal(err)
@@ -254,6 +262,26 @@ func (e *env) startSide(ctx context.Context, t *testing.T, name string, rate cli
 	}
 	t.Logf("%s (%s): cluster up, %d kwok nodes Ready", name, s.effectiveRate, e.nodes)
 	return s
+}
+
+// keepLogs copies the *.log files of dirs into dst.
+func keepLogs(t *testing.T, dst string, dirs ...string) {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Logf("keeping logs: %v", err)
+		return
+	}
+	for _, dir := range dirs {
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		for _, src := range logs {
+			data, err := os.ReadFile(src)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dst, filepath.Base(src)), data, 0o644)
+			}
+			if err != nil {
+				t.Logf("keeping %s: %v", src, err)
+			}
+		}
+	}
 }
 
 func rateFlags(r clientRate) []string {

@@ -58,8 +58,17 @@ func options() decide.Options {
 func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	logger := klog.FromContext(ctx)
 	began := jm.clock.Now()
+	// What the sync did, for the log at level 4: enough to tell a sync
+	// that changed something from one that found nothing to do.
+	var did struct {
+		created, deleted, finalizersRemoved, statusWrites int
+		fromOwnWrite                                      bool
+	}
+	var budget *writeBudget
 	defer func() {
-		logger.V(4).Info("Finished syncing job", "key", key, "elapsed", jm.clock.Since(began))
+		logger.V(4).Info("Finished syncing job", "key", key, "elapsed", jm.clock.Since(began),
+			"created", did.created, "deleted", did.deleted, "finalizersRemoved", did.finalizersRemoved,
+			"statusWrites", did.statusWrites, "fromOwnWrite", did.fromOwnWrite, "budgetCut", budget != nil && budget.cut)
 	}()
 
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
@@ -102,10 +111,11 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		logger.V(4).Info("Syncing a job from the controller's own last status write, ahead of the informer",
 			"job", klog.KObj(cached), "cachedResourceVersion", cached.ResourceVersion, "writtenResourceVersion", written.ResourceVersion)
 		base = written
+		did.fromOwnWrite = true
 	}
 	job := base.DeepCopy()
 
-	budget := newWriteBudget(jm.clock, began)
+	budget = newWriteBudget(jm.clock, began)
 	defer func() {
 		if budget.cut && err == nil {
 			// The rest of the work, at once: nothing else may bring the
@@ -154,7 +164,9 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	jm.record(job, plan.Events)
 
 	outcome, podErr := jm.applyPodChanges(ctx, job, key, plan, budget)
+	did.created, did.deleted = outcome.Created, countTrue(outcome.Deleted)
 	if plan.RequeueAfter > 0 {
+		logger.V(4).Info("Requeueing job", "key", key, "after", plan.RequeueAfter)
 		jm.queue.AddAfter(key, plan.RequeueAfter)
 	}
 
@@ -165,6 +177,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		if current, err = jm.writeStatus(ctx, job, tracking.Interim); err != nil {
 			return fmt.Errorf("tracking status of job %s: %w", key, err)
 		}
+		did.statusWrites++
 		// The failures of this sync are in the status now: a retry will
 		// not see them as new.
 		jm.failures.put(key, plan.Failures)
@@ -175,6 +188,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	}
 
 	removed, rmErr := jm.removeFinalizers(ctx, key, tracking.RemoveFinalizers, budget)
+	did.finalizersRemoved = removed.Len()
 	// A finalizer still on, because its request failed or because the
 	// budget left it to the next sync, holds the Job's end back: an
 	// Indexed Job has counted its succeeded Pods by index already.
@@ -184,6 +198,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		if err != nil {
 			return fmt.Errorf("tracking status of job %s: %w", key, err)
 		}
+		did.statusWrites++
 		countFinishedPods(job, &current.Status, &written.Status)
 		if final.Finished != nil {
 			jm.finishing.add(job.UID)
@@ -215,6 +230,17 @@ func (jm *Controller) writeStatus(ctx context.Context, job *batchv1.Job, status 
 	written.ManagedFields = nil
 	jm.ownWrites.wrote(keyOf(written), written)
 	return written, nil
+}
+
+// countTrue counts the true values of bs.
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // record records decide's Events on the Job.
@@ -320,7 +346,7 @@ func (jm *Controller) createPods(ctx context.Context, job *batchv1.Job, key stri
 				// come.
 				refused++
 				if jm.nsTerminating.add(job.UID) {
-					jm.enqueueBatched(logger, job)
+					jm.enqueueBatched(logger, job, "namespace terminating")
 				}
 			default:
 				jm.podExpect.observe(key, 1, 0)

@@ -238,6 +238,28 @@ func (w *statusWrites) newer(key string, cached *batchv1.Job) *batchv1.Job {
 	return nil
 }
 
+// shown is told of the Job of key as an update event shows it. It returns
+// true when that Job is no newer than the controller's last status write
+// of it: the write itself, or an earlier version the writing sync had read
+// (a write is based on the version it read, and would have been refused
+// had anything been written in between), so the event brings the
+// controller nothing it has not acted on. The entry ends once the informer
+// shows the write or a later version, or another Job of the name.
+func (w *statusWrites) shown(key string, job *batchv1.Job) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.byJob[key]
+	if !ok {
+		return false
+	}
+	order, err := resourceversion.CompareResourceVersion(job.ResourceVersion, last.ResourceVersion)
+	known := last.UID == job.UID && err == nil
+	if !known || order >= 0 {
+		delete(w.byJob, key)
+	}
+	return known && order <= 0
+}
+
 // forget drops the entry of key if it belongs to the Job uid; an empty uid
 // drops it whichever Job it belongs to.
 func (w *statusWrites) forget(key string, uid types.UID) {

@@ -142,14 +142,14 @@ func (jm *Controller) onPodAdd(logger klog.Logger, obj any) {
 			return
 		}
 		jm.podExpect.observe(keyOf(job), 1, 0)
-		jm.enqueueBatched(logger, job)
+		jm.enqueueBatched(logger, job, "pod added")
 		return
 	}
 	if decide.HasTrackingFinalizer(pod) {
 		jm.queueOrphanPod(pod)
 	}
 	for _, job := range jm.selectingJobs(pod) {
-		jm.enqueueBatched(logger, job)
+		jm.enqueueBatched(logger, job, "pod added unowned")
 	}
 }
 
@@ -164,7 +164,7 @@ func (jm *Controller) onPodUpdate(logger klog.Logger, oldObj, newObj any) {
 			// The Pod was relabelled away from this server: its Job,
 			// if any, no longer sees it.
 			if job := jm.ownerJob(before.Namespace, metav1.GetControllerOf(before)); job != nil && !isExternal(job) {
-				jm.enqueueBatched(logger, job)
+				jm.enqueueBatched(logger, job, "pod relabelled away")
 			}
 		}
 		return
@@ -188,7 +188,7 @@ func (jm *Controller) onPodUpdate(logger klog.Logger, oldObj, newObj any) {
 			if finalizerGone {
 				jm.finalizerExpect.observe(keyOf(job), pod.UID)
 			}
-			jm.enqueueBatched(logger, job)
+			jm.enqueueBatched(logger, job, "pod changed owner")
 		}
 	}
 	if ref != nil {
@@ -205,8 +205,12 @@ func (jm *Controller) onPodUpdate(logger klog.Logger, oldObj, newObj any) {
 		}
 		if finalizerGone {
 			jm.finalizerExpect.observe(keyOf(job), pod.UID)
+		} else if !refChanged && !decide.PodChangeMatters(before, pod) {
+			// Bound to a Node, started, and the like: a sync would read
+			// the same from this Pod as the last one did.
+			return
 		}
-		jm.enqueueBatched(logger, job)
+		jm.enqueueBatched(logger, job, "pod updated")
 		return
 	}
 	if decide.HasTrackingFinalizer(pod) {
@@ -214,7 +218,7 @@ func (jm *Controller) onPodUpdate(logger klog.Logger, oldObj, newObj any) {
 	}
 	if refChanged || !equality.Semantic.DeepEqual(pod.Labels, before.Labels) {
 		for _, job := range jm.selectingJobs(pod) {
-			jm.enqueueBatched(logger, job)
+			jm.enqueueBatched(logger, job, "pod labels changed")
 		}
 	}
 }
@@ -265,7 +269,7 @@ func (jm *Controller) onPodDelete(logger klog.Logger, obj any, final bool) {
 	if final || !decide.HasTrackingFinalizer(pod) {
 		jm.finalizerExpect.observe(key, pod.UID)
 	}
-	jm.enqueueBatched(logger, job)
+	jm.enqueueBatched(logger, job, "pod deleted")
 }
 
 func (jm *Controller) onJobAdd(logger klog.Logger, obj any) {
@@ -273,7 +277,7 @@ func (jm *Controller) onJobAdd(logger klog.Logger, obj any) {
 	if !ok || jm.leftToOthers(logger, job) {
 		return
 	}
-	jm.enqueueNow(logger, job)
+	jm.enqueueNow(logger, job, "job added")
 	jm.enqueueTTL(logger, job)
 }
 
@@ -294,13 +298,19 @@ func (jm *Controller) onJobUpdate(logger klog.Logger, oldObj, newObj any) {
 		return
 	}
 	// The informer has caught up with our last status write once it
-	// shows that version: drop the copy kept of it.
-	jm.ownWrites.newer(keyOf(job), job)
-	if job.Generation == before.Generation {
-		// Status writes, mostly ours after Pod events: batch them.
-		jm.enqueueBatched(logger, job)
-	} else {
-		jm.enqueueNow(logger, job)
+	// shows that version: the copy kept of it is dropped then.
+	ours := jm.ownWrites.shown(keyOf(job), job)
+	switch {
+	case job.Generation != before.Generation:
+		jm.enqueueNow(logger, job, "job spec changed")
+	case ours:
+		// Our own status write (or a version the sync that wrote it had
+		// read): that sync acted on everything it shows. A sync queued
+		// for it would find nothing to do.
+		logger.V(4).Info("Not syncing a job for the controller's own status write", "job", klog.KObj(job), "resourceVersion", job.ResourceVersion)
+	default:
+		// Status written by someone else: batched like Pod events.
+		jm.enqueueBatched(logger, job, "job status changed")
 	}
 	if left, due := decide.DeadlineResync(before, job, jm.clock.Now()); due {
 		jm.queue.AddAfter(keyOf(job), left)
@@ -325,18 +335,19 @@ func (jm *Controller) onJobDelete(logger klog.Logger, obj any) {
 	jm.finishing.remove(job.UID)
 	jm.ownWrites.forget(key, job.UID)
 	jm.nsTerminating.remove(job.UID)
-	jm.enqueueNow(logger, job)
+	jm.enqueueNow(logger, job, "job deleted")
 	jm.queueSelectorOrphans(job)
 }
 
-func (jm *Controller) enqueueNow(logger klog.Logger, job *batchv1.Job) {
-	logger.V(4).Info("Enqueueing job", "job", klog.KObj(job))
+// why, in the log at level 4, tells which event queued the sync.
+func (jm *Controller) enqueueNow(logger klog.Logger, job *batchv1.Job, why string) {
+	logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "why", why)
 	jm.queue.Add(keyOf(job))
 }
 
 // enqueueBatched syncs the Job after SyncJobBatchPeriod, so that a burst of
 // Pod events costs one sync.
-func (jm *Controller) enqueueBatched(logger klog.Logger, job *batchv1.Job) {
-	logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "delay", SyncJobBatchPeriod)
+func (jm *Controller) enqueueBatched(logger klog.Logger, job *batchv1.Job, why string) {
+	logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "delay", SyncJobBatchPeriod, "why", why)
 	jm.queue.AddAfter(keyOf(job), SyncJobBatchPeriod)
 }

@@ -168,6 +168,28 @@ func TestPodEvents(t *testing.T) {
 			},
 			want: untouched,
 		},
+		"update: a pod bound and started, not yet ready, queues nothing": {
+			jobs: []*batchv1.Job{job},
+			event: func(f *fixture) {
+				f.onPodUpdate(f.logger(), makePod("a", job).ResourceVersion("1").Obj(), makePod("a", job).ResourceVersion("2").NodeName("n1").Running().Obj())
+			},
+			want: untouched,
+		},
+		"update: a pod turning ready is batched": {
+			jobs: []*batchv1.Job{job},
+			event: func(f *fixture) {
+				f.onPodUpdate(f.logger(), makePod("a", job).NodeName("n1").Running().ResourceVersion("1").Obj(),
+					makePod("a", job).NodeName("n1").Running().ReadySince(testNow).ResourceVersion("2").Obj())
+			},
+			want: with(untouched, func(r *watchResult) { r.Queue = batched }),
+		},
+		"update: a finished pod is batched": {
+			jobs: []*batchv1.Job{job},
+			event: func(f *fixture) {
+				f.onPodUpdate(f.logger(), makePod("a", job).Running().ResourceVersion("1").Obj(), makePod("a", job).Succeeded(testNow).ResourceVersion("2").Obj())
+			},
+			want: with(untouched, func(r *watchResult) { r.Queue = batched }),
+		},
 		"update: a finalizer gone is an observed removal": {
 			jobs: []*batchv1.Job{job},
 			event: func(f *fixture) {
@@ -261,6 +283,13 @@ func TestPodEvents(t *testing.T) {
 	}
 }
 
+// version returns a copy of job at resourceVersion rv.
+func version(job *batchv1.Job, rv string) *batchv1.Job {
+	j := job.DeepCopy()
+	j.ResourceVersion = rv
+	return j
+}
+
 func TestJobEvents(t *testing.T) {
 	job := started(makeJob("j")).Generation(1).Obj()
 	respecced := started(makeJob("j")).Generation(2).Obj()
@@ -296,9 +325,34 @@ func TestJobEvents(t *testing.T) {
 			event: func(f *fixture) { f.onJobAdd(f.logger(), external) },
 			want:  untouched,
 		},
-		"update: a status change is batched": {
-			event: func(f *fixture) { f.onJobUpdate(f.logger(), job, job) },
-			want:  with(untouched, func(r *watchResult) { r.Queue = []queued[string]{{Key: "ns/j", Delay: batch1s}} }),
+		"update: a status change by someone else is batched, and ends the kept write it follows": {
+			event: func(f *fixture) { f.onJobUpdate(f.logger(), job, version(job, "8")) },
+			want: with(untouched, func(r *watchResult) {
+				r.Queue = []queued[string]{{Key: "ns/j", Delay: batch1s}}
+				r.Written = ""
+			}),
+		},
+		"update: the controller's own last status write is not synced; the informer has caught up": {
+			event: func(f *fixture) { f.onJobUpdate(f.logger(), job, version(job, "7")) },
+			want:  with(untouched, func(r *watchResult) { r.Written = "" }),
+		},
+		"update: a version before the controller's last status write (its first write of a sync) is not synced": {
+			event: func(f *fixture) { f.onJobUpdate(f.logger(), job, version(job, "5")) },
+			want:  untouched,
+		},
+		"update: a status change of another job of the name is batched": {
+			event: func(f *fixture) { f.onJobUpdate(f.logger(), job, version(makeJob("j").UID("new-uid").Generation(1).Obj(), "5")) },
+			want: with(untouched, func(r *watchResult) {
+				r.Queue = []queued[string]{{Key: "ns/j", Delay: batch1s}}
+				r.Written = ""
+			}),
+		},
+		"update: a spec change syncs at once even at a version the controller wrote": {
+			event: func(f *fixture) { f.onJobUpdate(f.logger(), job, version(respecced, "7")) },
+			want: with(untouched, func(r *watchResult) {
+				r.Queue = []queued[string]{{Key: "ns/j"}}
+				r.Written = ""
+			}),
 		},
 		"update: a spec change syncs at once": {
 			event: func(f *fixture) { f.onJobUpdate(f.logger(), job, respecced) },

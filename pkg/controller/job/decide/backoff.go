@@ -168,12 +168,7 @@ func restartsExhausted(job *batchv1.Job, pods []*corev1.Pod) bool {
 		if p.Status.Phase != corev1.PodPending && p.Status.Phase != corev1.PodRunning {
 			continue
 		}
-		for _, cs := range p.Status.InitContainerStatuses {
-			n += cs.RestartCount
-		}
-		for _, cs := range p.Status.ContainerStatuses {
-			n += cs.RestartCount
-		}
+		n += restartSum(p)
 	}
 	limit := ptr.Deref(job.Spec.BackoffLimit, 6)
 	return n > 0 && n >= limit

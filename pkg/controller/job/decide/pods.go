@@ -17,7 +17,13 @@ limitations under the License.
 package decide
 
 import (
+	"maps"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
 )
 
 // The states of a Pod that the decisions tell apart. A Pod is finished when
@@ -76,4 +82,68 @@ func countPods(pods []*corev1.Pod) podCensus {
 		}
 	}
 	return c
+}
+
+// PodChangeMatters tells whether an update of a Pod that stays active
+// (neither finished nor being deleted before or after) can change what a
+// sync of its Job reads from it: its readiness, restart counts, labels,
+// annotations, finalizers, owners, the conditions other than the kubelet's
+// lifecycle ones, or a phase change other than Pending to Running. Binding
+// to a Node, a start, container states and the like change none of them:
+// the Job's status counts and decisions stay as they were. A sync that
+// runs for another reason still reads the Pod as it is then (a scale-down
+// ranks Pods by Node and phase at that moment).
+func PodChangeMatters(before, after *corev1.Pod) bool {
+	if !podActive(before) || !podActive(after) {
+		return true
+	}
+	if before.Status.Phase != after.Status.Phase &&
+		(before.Status.Phase != corev1.PodPending || after.Status.Phase != corev1.PodRunning) {
+		return true
+	}
+	return podReady(before) != podReady(after) ||
+		restartSum(before) != restartSum(after) ||
+		!maps.Equal(before.Labels, after.Labels) ||
+		!maps.Equal(before.Annotations, after.Annotations) ||
+		!slices.Equal(before.Finalizers, after.Finalizers) ||
+		!slices.EqualFunc(before.OwnerReferences, after.OwnerReferences, sameOwner) ||
+		!maps.Equal(notableConditions(before), notableConditions(after))
+}
+
+// restartSum sums the restart counts of p's containers, init ones included.
+func restartSum(p *corev1.Pod) int32 {
+	var n int32
+	for _, cs := range p.Status.InitContainerStatuses {
+		n += cs.RestartCount
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		n += cs.RestartCount
+	}
+	return n
+}
+
+func sameOwner(a, b metav1.OwnerReference) bool {
+	return a.UID == b.UID && a.Kind == b.Kind && a.APIVersion == b.APIVersion && a.Name == b.Name &&
+		ptr.Equal(a.Controller, b.Controller) && ptr.Equal(a.BlockOwnerDeletion, b.BlockOwnerDeletion)
+}
+
+// lifecycleConditions are the conditions the kubelet sets on every Pod as it
+// starts; the Ready one is read through podReady.
+var lifecycleConditions = sets.New(corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady,
+	corev1.PodReady, corev1.PodReadyToStartContainers)
+
+// notableConditions maps the status of each of p's other conditions (a
+// DisruptionTarget, for instance) by type.
+func notableConditions(p *corev1.Pod) map[corev1.PodConditionType]corev1.ConditionStatus {
+	var m map[corev1.PodConditionType]corev1.ConditionStatus
+	for _, c := range p.Status.Conditions {
+		if lifecycleConditions.Has(c.Type) {
+			continue
+		}
+		if m == nil {
+			m = map[corev1.PodConditionType]corev1.ConditionStatus{}
+		}
+		m[c.Type] = c.Status
+	}
+	return m
 }

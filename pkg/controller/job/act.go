@@ -221,14 +221,20 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 func (jm *Controller) writeStatus(ctx context.Context, job *batchv1.Job, status *batchv1.JobStatus) (*batchv1.Job, error) {
 	next := job.DeepCopy()
 	next.Status = *status.DeepCopy()
+	key := keyOf(job)
+	jm.ownWrites.begin(key)
 	written, err := jm.jobClient.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 	if err != nil {
+		jm.ownWrites.end(key, nil)
 		return nil, fmt.Errorf("writing status: %w", err)
 	}
 	// Kept as the informer keeps Jobs: without managedFields, which the
 	// status writes based on it then leave as the server has them.
 	written.ManagedFields = nil
-	jm.ownWrites.wrote(keyOf(written), written)
+	if jm.ownWrites.end(key, written) {
+		// Someone else's status write came in while ours was in flight.
+		jm.enqueueBatched(klog.FromContext(ctx), written, "job status changed during a status write")
+	}
 	return written, nil
 }
 

@@ -589,6 +589,13 @@ func jobSyncs(t *testing.T) float64 {
 }
 
 // kept returns the resourceVersion of the Job kept for key, "" if none.
+// wrote records a status write of key that returned written, with no
+// update event shown while it was in flight.
+func (w *statusWrites) wrote(key string, written *batchv1.Job) {
+	w.begin(key)
+	w.end(key, written)
+}
+
 func (w *statusWrites) kept(key string) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -200,20 +200,89 @@ func (s *uidSet) remove(uid types.UID) {
 // finds a Job gone can drop its entry: a deletion event handled between a
 // write and its recording would otherwise leave the entry behind for good.
 // The UID of the Job kept tells a new Job of the same name from the old one.
+//
+// The informer may show a write before the write's response is back (the
+// API runs in this process). While a write of a key is in flight, the
+// update events of that key are held in writing; when the response comes,
+// they are judged against the version written.
 type statusWrites struct {
-	mu    sync.Mutex
-	byJob map[string]*batchv1.Job
+	mu      sync.Mutex
+	byJob   map[string]*batchv1.Job
+	writing map[string]*shownDuringWrite
+}
+
+// shownDuringWrite is the newest Job an update event showed while a status
+// write of its key was in flight; nil when none did.
+type shownDuringWrite struct {
+	job *batchv1.Job
 }
 
 func newStatusWrites() *statusWrites {
-	return &statusWrites{byJob: map[string]*batchv1.Job{}}
+	return &statusWrites{byJob: map[string]*batchv1.Job{}, writing: map[string]*shownDuringWrite{}}
 }
 
-// wrote records written, a Job as a status write returned it.
-func (w *statusWrites) wrote(key string, written *batchv1.Job) {
+// begin marks a status write of key as in flight. Only the sync of key
+// writes its status, so writes of one key never overlap.
+func (w *statusWrites) begin(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.writing[key] = &shownDuringWrite{}
+}
+
+// end ends the write begun for key: written is the Job the write returned,
+// nil when it failed. It returns true when an update event shown during
+// the write was not the write's and may need a sync: it was newer than the
+// version written, of another Job of the name, or the write failed (then
+// the failed sync is retried anyway, and false is returned).
+func (w *statusWrites) end(key string, written *batchv1.Job) (foreign bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	held := w.writing[key]
+	delete(w.writing, key)
+	if written == nil {
+		return false
+	}
 	w.byJob[key] = written
+	if held == nil || held.job == nil {
+		return false
+	}
+	return !w.judge(key, held.job)
+}
+
+// shown is told of the Job of key as an update event shows it. It returns
+// true when that Job is no newer than the controller's last status write
+// of it: the write itself, or an earlier version the writing sync had read
+// (a write is based on the version it read, and would have been refused
+// had anything been written in between), so the event brings the
+// controller nothing it has not acted on. During a write of key it holds
+// the event for end and returns true. The entry ends once the informer
+// shows the write or a later version, or another Job of the name.
+func (w *statusWrites) shown(key string, job *batchv1.Job) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if held, ok := w.writing[key]; ok {
+		if held.job == nil || job.UID != held.job.UID {
+			held.job = job
+		} else if order, err := resourceversion.CompareResourceVersion(job.ResourceVersion, held.job.ResourceVersion); err != nil || order > 0 {
+			held.job = job
+		}
+		return true
+	}
+	return w.judge(key, job)
+}
+
+// judge is shown without a write in flight; w.mu is held.
+func (w *statusWrites) judge(key string, job *batchv1.Job) bool {
+	last, ok := w.byJob[key]
+	if !ok {
+		return false
+	}
+	order, err := resourceversion.CompareResourceVersion(job.ResourceVersion, last.ResourceVersion)
+	known := last.UID == job.UID && err == nil
+	if !known || order >= 0 {
+		delete(w.byJob, key)
+	}
+	return known && order <= 0
 }
 
 // newer returns the Job of key as the controller last wrote it when that
@@ -236,28 +305,6 @@ func (w *statusWrites) newer(key string, cached *batchv1.Job) *batchv1.Job {
 	}
 	delete(w.byJob, key)
 	return nil
-}
-
-// shown is told of the Job of key as an update event shows it. It returns
-// true when that Job is no newer than the controller's last status write
-// of it: the write itself, or an earlier version the writing sync had read
-// (a write is based on the version it read, and would have been refused
-// had anything been written in between), so the event brings the
-// controller nothing it has not acted on. The entry ends once the informer
-// shows the write or a later version, or another Job of the name.
-func (w *statusWrites) shown(key string, job *batchv1.Job) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	last, ok := w.byJob[key]
-	if !ok {
-		return false
-	}
-	order, err := resourceversion.CompareResourceVersion(job.ResourceVersion, last.ResourceVersion)
-	known := last.UID == job.UID && err == nil
-	if !known || order >= 0 {
-		delete(w.byJob, key)
-	}
-	return known && order <= 0
 }
 
 // forget drops the entry of key if it belongs to the Job uid; an empty uid

@@ -139,7 +139,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 
 	// Read before the Pods: a Pod arriving in between then only delays
 	// the sync to its own event, it is never counted twice.
-	met := jm.podExpect.met(key)
+	met := jm.podExpect.metOrHold(key)
 	if !met {
 		creations, deletions, _ := jm.podExpect.counts(key)
 		logger.V(4).Info("Waiting for the pod changes of the last sync", "job", klog.KObj(job), "creations", creations, "deletions", deletions)

@@ -71,7 +71,7 @@ var (
 	// requests (creations, deletions, finalizer removals); what is left
 	// goes to the next sync, queued at once. Zero lifts the bound. Not a
 	// kube-controller-manager setting: see writeBudget.
-	SyncPodWriteBudget = time.Second
+	SyncPodWriteBudget = 4 * time.Second
 )
 
 // Config is what the server decides about the controller beyond its

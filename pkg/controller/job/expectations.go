@@ -44,6 +44,9 @@ type pending struct {
 	deletions int
 	// since is when the wait began; lowering the counts keeps it.
 	since time.Time
+	// held is set when a sync found the wait not over and left what it
+	// could not do to the event that ends it.
+	held bool
 }
 
 // podExpectations counts, per Job key, the Pod creations and deletions the
@@ -76,10 +79,45 @@ func (e *podExpectations) observe(key string, creations, deletions int) {
 	}
 }
 
+// observeCreation is observe of one creation, for the informer's add of a
+// Pod of key. It tells whether a creation was awaited, and whether this
+// one ends a wait a sync was held on (see metOrHold): then the Job must be
+// synced, the sync that created the Pod having left work undone.
+func (e *podExpectations) observeCreation(key string) (awaited, wake bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.byJob[key]
+	if !ok {
+		return false, false
+	}
+	awaited = p.creations > 0
+	p.creations--
+	if p.held && p.creations <= 0 && p.deletions <= 0 {
+		p.held, wake = false, true
+	}
+	return awaited, wake
+}
+
 // met tells whether key may act on the Pods the informer shows.
 func (e *podExpectations) met(key string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.metLocked(key)
+}
+
+// metOrHold is met for a sync: when the wait is not over, the sync is held
+// on it, and the add event that ends it will queue the Job again.
+func (e *podExpectations) metOrHold(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.metLocked(key) {
+		return true
+	}
+	e.byJob[key].held = true
+	return false
+}
+
+func (e *podExpectations) metLocked(key string) bool {
 	p, ok := e.byJob[key]
 	if !ok || (p.creations <= 0 && p.deletions <= 0) {
 		return true

@@ -141,7 +141,12 @@ func (jm *Controller) onPodAdd(logger klog.Logger, obj any) {
 		if isExternal(job) {
 			return
 		}
-		jm.podExpect.observe(keyOf(job), 1, 0)
+		awaited, wake := jm.podExpect.observeCreation(keyOf(job))
+		if awaited && !wake && decide.PodAsCreated(pod) {
+			// A Pod the last sync created, as it created it: that sync
+			// counted it active already, and waits for nothing.
+			return
+		}
 		jm.enqueueBatched(logger, job, "pod added")
 		return
 	}

@@ -96,10 +96,46 @@ func TestPodEvents(t *testing.T) {
 		event func(f *fixture)
 		want  watchResult
 	}{
-		"add: an owned pod is an observed creation; its job syncs after the batch period": {
+		"add: an awaited pod as created is an observed creation; its creating sync counted it, nothing is queued": {
 			jobs:  []*batchv1.Job{job},
 			event: func(f *fixture) { f.onPodAdd(f.logger(), makePod("a", job).Obj()) },
+			want:  with(untouched, func(r *watchResult) { r.Creations = 0 }),
+		},
+		"add: the awaited pod that ends the wait a sync was held on queues the job": {
+			jobs: []*batchv1.Job{job},
+			event: func(f *fixture) {
+				f.podExpect.expect("ns/j", 1, 0)
+				f.podExpect.metOrHold("ns/j")
+				f.onPodAdd(f.logger(), makePod("a", job).Obj())
+			},
+			want: with(untouched, func(r *watchResult) { r.Queue, r.Creations, r.Deletions = batched, 0, 0 }),
+		},
+		"add: an awaited pod that does not end the held wait queues nothing": {
+			jobs: []*batchv1.Job{job},
+			event: func(f *fixture) {
+				f.podExpect.expect("ns/j", 2, 0)
+				f.podExpect.metOrHold("ns/j")
+				f.onPodAdd(f.logger(), makePod("a", job).Obj())
+			},
+			want: with(untouched, func(r *watchResult) { r.Creations, r.Deletions = 1, 0 }),
+		},
+		"add: an awaited pod seen already failed queues the job": {
+			jobs:  []*batchv1.Job{job},
+			event: func(f *fixture) { f.onPodAdd(f.logger(), makePod("a", job).Failed(testNow).Obj()) },
 			want:  with(untouched, func(r *watchResult) { r.Queue, r.Creations = batched, 0 }),
+		},
+		"add: an awaited pod seen already ready queues the job": {
+			jobs:  []*batchv1.Job{job},
+			event: func(f *fixture) { f.onPodAdd(f.logger(), makePod("a", job).Running().ReadySince(testNow).Obj()) },
+			want:  with(untouched, func(r *watchResult) { r.Queue, r.Creations = batched, 0 }),
+		},
+		"add: a pod nobody awaited queues the job": {
+			jobs: []*batchv1.Job{job},
+			event: func(f *fixture) {
+				f.podExpect.expect("ns/j", 0, 1)
+				f.onPodAdd(f.logger(), makePod("a", job).Obj())
+			},
+			want: with(untouched, func(r *watchResult) { r.Queue, r.Creations = batched, -1 }),
 		},
 		"add: a pod seen already going is an observed deletion": {
 			jobs:  []*batchv1.Job{job},
@@ -121,7 +157,7 @@ func TestPodEvents(t *testing.T) {
 			jobs:  []*batchv1.Job{job},
 			cfg:   Config{Identity: "us"},
 			event: func(f *fixture) { f.onPodAdd(f.logger(), makePod("a", job).Identity("us").Obj()) },
-			want:  with(untouched, func(r *watchResult) { r.Queue, r.Creations = batched, 0 }),
+			want:  with(untouched, func(r *watchResult) { r.Creations = 0 }),
 		},
 		"add: a pod whose job is gone goes to the orphan worker": {
 			event: func(f *fixture) { f.onPodAdd(f.logger(), makePod("a", job).Obj()) },

@@ -110,6 +110,13 @@ func PodChangeMatters(before, after *corev1.Pod) bool {
 		!maps.Equal(notableConditions(before), notableConditions(after))
 }
 
+// PodAsCreated tells whether p is still as the Job's controller created
+// it, as far as a sync reads it: active, not ready, never restarted, with
+// the tracking finalizer and none of the notable conditions.
+func PodAsCreated(p *corev1.Pod) bool {
+	return podActive(p) && !podReady(p) && restartSum(p) == 0 && HasTrackingFinalizer(p) && len(notableConditions(p)) == 0
+}
+
 // restartSum sums the restart counts of p's containers, init ones included.
 func restartSum(p *corev1.Pod) int32 {
 	var n int32

@@ -51,6 +51,12 @@ var (
 	// SyncJobBatchPeriod is how long Pod events of one Job are gathered
 	// before the Job is synced.
 	SyncJobBatchPeriod = time.Second
+	// SyncJobReadyBatchPeriod is how long a change of a Pod's readiness
+	// alone waits for the Job's next sync, which counts it in
+	// status.ready; any other event of the Job syncs it sooner. Not a
+	// kube-controller-manager setting, which syncs after
+	// SyncJobBatchPeriod for every Pod event.
+	SyncJobReadyBatchPeriod = 5 * time.Second
 	// DefaultJobAPIBackOff is the retry delay after a sync that failed.
 	DefaultJobAPIBackOff = time.Second
 	// MaxJobAPIBackOff caps the retry delay after repeated failed syncs.

@@ -169,12 +169,14 @@ func (e *finalizerExpectations) expect(key string, uids ...types.UID) {
 
 // observe drops uid from what key waits for: the informer showed the Pod
 // without the finalizer (or gone), or the removal failed.
-func (e *finalizerExpectations) observe(key string, uid types.UID) {
+func (e *finalizerExpectations) observe(key string, uid types.UID) (awaited bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if s, ok := e.byJob[key]; ok {
+	if s, ok := e.byJob[key]; ok && s.Has(uid) {
 		s.Delete(uid)
+		return true
 	}
+	return false
 }
 
 // inFlight returns a copy of what key waits for.

@@ -209,11 +209,23 @@ func (jm *Controller) onPodUpdate(logger klog.Logger, oldObj, newObj any) {
 			return
 		}
 		if finalizerGone {
-			jm.finalizerExpect.observe(keyOf(job), pod.UID)
-		} else if !refChanged && !decide.PodChangeMatters(before, pod) {
-			// Bound to a Node, started, and the like: a sync would read
-			// the same from this Pod as the last one did.
-			return
+			if jm.finalizerExpect.observe(keyOf(job), pod.UID) && onlyFinalizersChanged(before, pod) {
+				// Our own removal: the sync that made it counted the Pod.
+				return
+			}
+		} else if !refChanged {
+			switch decide.ClassifyPodChange(before, pod) {
+			case decide.PodChangeNone:
+				// Bound to a Node, started, and the like: a sync would
+				// read the same from this Pod as the last one did.
+				return
+			case decide.PodChangeReadiness:
+				// Only status.ready changes: counted by the Job's next
+				// sync, at the latest after the longer period.
+				logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "delay", SyncJobReadyBatchPeriod, "why", "pod readiness changed")
+				jm.queue.AddAfter(keyOf(job), SyncJobReadyBatchPeriod)
+				return
+			}
 		}
 		jm.enqueueBatched(logger, job, "pod updated")
 		return
@@ -226,6 +238,17 @@ func (jm *Controller) onPodUpdate(logger klog.Logger, oldObj, newObj any) {
 			jm.enqueueBatched(logger, job, "pod labels changed")
 		}
 	}
+}
+
+// onlyFinalizersChanged tells whether after differs from before in its
+// finalizers alone (and the bookkeeping of any write: resourceVersion,
+// managedFields).
+func onlyFinalizersChanged(before, after *corev1.Pod) bool {
+	b, a := *before, *after
+	b.Finalizers, a.Finalizers = nil, nil
+	b.ResourceVersion, a.ResourceVersion = "", ""
+	b.ManagedFields, a.ManagedFields = nil, nil
+	return equality.Semantic.DeepEqual(&b, &a)
 }
 
 // onPodDelete handles a Pod that is gone (final) or whose deletion began.

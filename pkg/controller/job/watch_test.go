@@ -211,13 +211,13 @@ func TestPodEvents(t *testing.T) {
 			},
 			want: untouched,
 		},
-		"update: a pod turning ready is batched": {
+		"update: a pod turning ready waits for the longer readiness period": {
 			jobs: []*batchv1.Job{job},
 			event: func(f *fixture) {
 				f.onPodUpdate(f.logger(), makePod("a", job).NodeName("n1").Running().ResourceVersion("1").Obj(),
 					makePod("a", job).NodeName("n1").Running().ReadySince(testNow).ResourceVersion("2").Obj())
 			},
-			want: with(untouched, func(r *watchResult) { r.Queue = batched }),
+			want: with(untouched, func(r *watchResult) { r.Queue = []queued[string]{{Key: "ns/j", Delay: 5 * time.Second}} }),
 		},
 		"update: a finished pod is batched": {
 			jobs: []*batchv1.Job{job},
@@ -226,12 +226,26 @@ func TestPodEvents(t *testing.T) {
 			},
 			want: with(untouched, func(r *watchResult) { r.Queue = batched }),
 		},
-		"update: a finalizer gone is an observed removal": {
+		"update: the controller's own finalizer removal, alone, is an observed removal and queues nothing": {
 			jobs: []*batchv1.Job{job},
 			event: func(f *fixture) {
-				f.onPodUpdate(f.logger(), makePod("a", job).ResourceVersion("1").Obj(), makePod("a", job).ResourceVersion("2").NoFinalizer().Obj())
+				f.onPodUpdate(f.logger(), makePod("a", job).Succeeded(testNow).ResourceVersion("1").Obj(), makePod("a", job).Succeeded(testNow).ResourceVersion("2").NoFinalizer().Obj())
+			},
+			want: with(untouched, func(r *watchResult) { r.InFlight = nil }),
+		},
+		"update: the controller's own finalizer removal with another change is batched": {
+			jobs: []*batchv1.Job{job},
+			event: func(f *fixture) {
+				f.onPodUpdate(f.logger(), makePod("a", job).ResourceVersion("1").Obj(), makePod("a", job).ResourceVersion("2").Failed(testNow).NoFinalizer().Obj())
 			},
 			want: with(untouched, func(r *watchResult) { r.Queue, r.InFlight = batched, nil }),
+		},
+		"update: a finalizer removed by someone else is batched": {
+			jobs: []*batchv1.Job{job},
+			event: func(f *fixture) {
+				f.onPodUpdate(f.logger(), makePod("b", job).ResourceVersion("1").Obj(), makePod("b", job).ResourceVersion("2").NoFinalizer().Obj())
+			},
+			want: with(untouched, func(r *watchResult) { r.Queue = batched }),
 		},
 		"update: a deletion begun is an observed deletion": {
 			jobs: []*batchv1.Job{job},

@@ -84,30 +84,48 @@ func countPods(pods []*corev1.Pod) podCensus {
 	return c
 }
 
-// PodChangeMatters tells whether an update of a Pod that stays active
-// (neither finished nor being deleted before or after) can change what a
-// sync of its Job reads from it: its readiness, restart counts, labels,
-// annotations, finalizers, owners, the conditions other than the kubelet's
-// lifecycle ones, or a phase change other than Pending to Running. Binding
-// to a Node, a start, container states and the like change none of them:
-// the Job's status counts and decisions stay as they were. A sync that
-// runs for another reason still reads the Pod as it is then (a scale-down
-// ranks Pods by Node and phase at that moment).
-func PodChangeMatters(before, after *corev1.Pod) bool {
+// PodChange is what an update of a Pod changes for a sync of its Job.
+type PodChange int
+
+const (
+	// PodChangeNone: a sync reads the same from the Pod as before.
+	PodChangeNone PodChange = iota
+	// PodChangeReadiness: only the Pod's readiness, which a sync counts
+	// in status.ready and decides nothing on.
+	PodChangeReadiness
+	// PodChangeOther: anything else a sync reads.
+	PodChangeOther
+)
+
+// ClassifyPodChange tells what an update of a Pod changes for a sync of
+// its Job. A Pod that is or was finished or being deleted always changes
+// something. For an active Pod, a sync reads its readiness, restart
+// counts, labels, annotations, finalizers, owners, the conditions other
+// than the kubelet's lifecycle ones and its phase (Pending to Running
+// aside). Binding to a Node, a start, container states and the like change
+// none of them. A sync that runs for another reason still reads the Pod
+// as it is then (a scale-down ranks Pods by Node and phase at that
+// moment).
+func ClassifyPodChange(before, after *corev1.Pod) PodChange {
 	if !podActive(before) || !podActive(after) {
-		return true
+		return PodChangeOther
 	}
 	if before.Status.Phase != after.Status.Phase &&
 		(before.Status.Phase != corev1.PodPending || after.Status.Phase != corev1.PodRunning) {
-		return true
+		return PodChangeOther
 	}
-	return podReady(before) != podReady(after) ||
-		restartSum(before) != restartSum(after) ||
+	if restartSum(before) != restartSum(after) ||
 		!maps.Equal(before.Labels, after.Labels) ||
 		!maps.Equal(before.Annotations, after.Annotations) ||
 		!slices.Equal(before.Finalizers, after.Finalizers) ||
 		!slices.EqualFunc(before.OwnerReferences, after.OwnerReferences, sameOwner) ||
-		!maps.Equal(notableConditions(before), notableConditions(after))
+		!maps.Equal(notableConditions(before), notableConditions(after)) {
+		return PodChangeOther
+	}
+	if podReady(before) != podReady(after) {
+		return PodChangeReadiness
+	}
+	return PodChangeNone
 }
 
 // PodAsCreated tells whether p is still as the Job's controller created

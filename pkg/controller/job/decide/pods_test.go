@@ -26,7 +26,7 @@ import (
 	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
 )
 
-func TestPodChangeMatters(t *testing.T) {
+func TestClassifyPodChange(t *testing.T) {
 	job := batchtesting.MakeJob("j").Namespace("ns").Obj()
 	pending := func() *batchtesting.PodBuilder { return batchtesting.MakePod("a").Of(job) }
 	running := func() *batchtesting.PodBuilder { return pending().NodeName("n1").Running() }
@@ -34,34 +34,35 @@ func TestPodChangeMatters(t *testing.T) {
 
 	cases := map[string]struct {
 		before, after *corev1.Pod
-		want          bool
+		want          PodChange
 	}{
-		"nothing":                        {pending().Obj(), pending().Obj(), false},
-		"bound to a node":                {pending().Obj(), pending().NodeName("n1").Obj(), false},
-		"pending to running":             {pending().Obj(), running().Obj(), false},
-		"running, ready condition false": {running().Obj(), running().Condition(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse}).Obj(), false},
-		"scheduled and initialized":      {pending().Obj(), pending().Condition(corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}).Condition(corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}).Obj(), false},
-		"turned ready":                   {running().Obj(), running().ReadySince(at).Obj(), true},
-		"no longer ready":                {running().ReadySince(at).Obj(), running().Obj(), true},
-		"running to pending":             {running().Obj(), pending().NodeName("n1").Obj(), true},
-		"to unknown":                     {running().Obj(), running().Phase(corev1.PodUnknown).Obj(), true},
-		"succeeded":                      {running().Obj(), running().Succeeded(at).Obj(), true},
-		"failed":                         {running().Obj(), running().Failed(at).Obj(), true},
-		"deletion begun":                 {running().Obj(), running().Deleted(at).Obj(), true},
-		"a container restarted":          {running().Restarts(0).Obj(), running().Restarts(1).Obj(), true},
-		"a label":                        {running().Obj(), running().Label("x", "y").Obj(), true},
-		"an annotation":                  {running().Obj(), running().Annotation("x", "y").Obj(), true},
-		"the finalizer gone":             {running().Obj(), running().NoFinalizer().Obj(), true},
-		"no controller any more":         {running().Obj(), running().Orphan().Obj(), true},
+		"nothing":                        {pending().Obj(), pending().Obj(), PodChangeNone},
+		"bound to a node":                {pending().Obj(), pending().NodeName("n1").Obj(), PodChangeNone},
+		"pending to running":             {pending().Obj(), running().Obj(), PodChangeNone},
+		"running, ready condition false": {running().Obj(), running().Condition(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse}).Obj(), PodChangeNone},
+		"scheduled and initialized":      {pending().Obj(), pending().Condition(corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}).Condition(corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}).Obj(), PodChangeNone},
+		"turned ready":                   {running().Obj(), running().ReadySince(at).Obj(), PodChangeReadiness},
+		"no longer ready":                {running().ReadySince(at).Obj(), running().Obj(), PodChangeReadiness},
+		"running to pending":             {running().Obj(), pending().NodeName("n1").Obj(), PodChangeOther},
+		"to unknown":                     {running().Obj(), running().Phase(corev1.PodUnknown).Obj(), PodChangeOther},
+		"succeeded":                      {running().Obj(), running().Succeeded(at).Obj(), PodChangeOther},
+		"failed":                         {running().Obj(), running().Failed(at).Obj(), PodChangeOther},
+		"deletion begun":                 {running().Obj(), running().Deleted(at).Obj(), PodChangeOther},
+		"a container restarted":          {running().Restarts(0).Obj(), running().Restarts(1).Obj(), PodChangeOther},
+		"a label":                        {running().Obj(), running().Label("x", "y").Obj(), PodChangeOther},
+		"an annotation":                  {running().Obj(), running().Annotation("x", "y").Obj(), PodChangeOther},
+		"the finalizer gone":             {running().Obj(), running().NoFinalizer().Obj(), PodChangeOther},
+		"no controller any more":         {running().Obj(), running().Orphan().Obj(), PodChangeOther},
 		"another controller": {running().Obj(), running().Do(func(p *corev1.Pod) {
 			p.OwnerReferences[0].Controller = ptr.To(false)
-		}).Obj(), true},
-		"a disruption target": {running().Obj(), running().Disrupted().Obj(), true},
+		}).Obj(), PodChangeOther},
+		"a disruption target":        {running().Obj(), running().Disrupted().Obj(), PodChangeOther},
+		"turned ready and restarted": {running().Obj(), running().ReadySince(at).Restarts(1).Obj(), PodChangeOther},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := PodChangeMatters(tc.before, tc.after); got != tc.want {
-				t.Errorf("PodChangeMatters = %v, want %v", got, tc.want)
+			if got := ClassifyPodChange(tc.before, tc.after); got != tc.want {
+				t.Errorf("ClassifyPodChange = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -172,6 +172,16 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 
 	tracking := plan.AfterPods(outcome)
 	jm.record(job, tracking.Events)
+	if tracking.Capped {
+		// The finished Pods past the cap wait for the next sync, a batch
+		// period from now, as kube-controller-manager's own writes bring
+		// it about there.
+		defer func() {
+			if err == nil {
+				jm.enqueueBatched(logger, job, "finished pods left past the uncounted cap")
+			}
+		}()
+	}
 	current := job
 	if tracking.Interim != nil {
 		if current, err = jm.writeStatus(ctx, job, tracking.Interim); err != nil {

@@ -619,19 +619,35 @@ func TestSyncJobMaxUncountedPods(t *testing.T) {
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
 		f.addPods(t, makePod(name, job).Phase(corev1.PodSucceeded).ExitCode("main", 0, testNow.Add(-time.Minute)).Obj())
 	}
+	// The controller's own writes queue no sync: a capped sync queues the
+	// next itself.
+	q := newRecordingQueue[string]()
+	f.queue.ShutDown()
+	f.queue = q
 	type progress struct {
 		Succeeded int32
 		Finished  bool
 		Patched   int
+		Queued    int // syncs of ns/j queued so far, all a batch period ahead
+	}
+	queued := func() int {
+		n := 0
+		for _, it := range q.items() {
+			if it == (queued[string]{Key: "ns/j", Delay: SyncJobBatchPeriod}) {
+				n++
+			}
+		}
+		return n
 	}
 	var got []progress
 	for range 4 {
 		latest := f.syncAndCatchUp(t, job)
 		job = latest
-		got = append(got, progress{Succeeded: latest.Status.Succeeded, Finished: decide.IsFinished(latest), Patched: countActions(f.kube.Actions(), "patch", "pods")})
+		got = append(got, progress{Succeeded: latest.Status.Succeeded, Finished: decide.IsFinished(latest),
+			Patched: countActions(f.kube.Actions(), "patch", "pods"), Queued: queued()})
 		f.finishing.remove(latest.UID)
 	}
-	want := []progress{{2, false, 2}, {4, false, 4}, {5, true, 5}, {5, true, 5}}
+	want := []progress{{2, false, 2, 1}, {4, false, 4, 2}, {5, true, 5, 2}, {5, true, 5, 2}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("progress sync by sync (-want +got):\n%s", diff)
 	}

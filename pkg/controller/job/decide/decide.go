@@ -244,6 +244,9 @@ func (st *syncState) manage(plan *Plan) {
 	surplus := podsToDelete(st.activePods, st.indexed, st.completions, int(max(active-want, 0)))
 	if len(surplus) > 0 {
 		plan.SyncAction = metrics.JobSyncActionPodsDeleted
+		if len(surplus) > st.opts.MaxPodChangesPerSync {
+			st.moreNextSync(plan)
+		}
 		for _, p := range surplus[:min(len(surplus), st.opts.MaxPodChangesPerSync)] {
 			plan.Deletions = append(plan.Deletions, PodDeletion{Pod: p, Reason: DeleteExcess, RemoveFinalizer: true})
 		}
@@ -262,6 +265,9 @@ func (st *syncState) manage(plan *Plan) {
 		}
 	}
 	n := min(int(missing), st.opts.MaxPodChangesPerSync)
+	if int(missing) > n {
+		st.moreNextSync(plan)
+	}
 	var indexes []int
 	if st.indexed {
 		indexes = st.pendingIndexes(n)
@@ -333,6 +339,14 @@ func (st *syncState) indexesDue(indexes []int) ([]int, time.Duration) {
 		return due, 0
 	}
 	return nil, wait
+}
+
+// moreNextSync asks for the sync that goes on with the Pod changes this one
+// leaves past Options.MaxPodChangesPerSync, a batch period from now, when
+// the informer's events of this sync's changes would queue it upstream
+// (here they do not: see the controller's event handlers).
+func (st *syncState) moreNextSync(plan *Plan) {
+	plan.requeue(st.opts.BatchPeriod)
 }
 
 // requeue asks for a sync after d at the latest.

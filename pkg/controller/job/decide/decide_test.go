@@ -305,7 +305,7 @@ func TestDecideNonIndexed(t *testing.T) {
 			job:  job("j").Completions(5).Parallelism(1).StartTime(hourAgo),
 			pods: []*podFx{pod("a").Running(), pod("b"), pod("c"), pod("d").ReadySince(at(-time.Minute))},
 			opts: Options{MaxPodChangesPerSync: 2},
-			want: syncResult{Action: deleted, Delete: []string{"b Excess -finalizer", "c Excess -finalizer"},
+			want: syncResult{Action: deleted, Delete: []string{"b Excess -finalizer", "c Excess -finalizer"}, Requeue: time.Second,
 				Interim: status().StartTime(hourAgo).Active(2).Ready(1).Terminating(2).Obj()},
 		},
 		"a failed scale-down deletion leaves the Pod active": {
@@ -342,10 +342,10 @@ func TestDecideNonIndexed(t *testing.T) {
 			job:  job("j").Completions(3).Parallelism(5).Status(status().StartTime(hourAgo).Succeeded(2)),
 			want: syncResult{Action: created, Create: []string{"j-"}, Reason: newPods, Interim: status().StartTime(hourAgo).Succeeded(2).Active(1).Obj()},
 		},
-		"MaxPodChangesPerSync caps the creations": {
+		"MaxPodChangesPerSync caps the creations; the next sync is asked for": {
 			job:  job("j").Completions(5).Parallelism(5),
 			opts: Options{MaxPodChangesPerSync: 2},
-			want: syncResult{Action: created, Create: []string{"j-", "j-"}, Reason: newPods, Interim: status().StartTime(t0).Active(2).Obj()},
+			want: syncResult{Action: created, Create: []string{"j-", "j-"}, Reason: newPods, Requeue: time.Second, Interim: status().StartTime(t0).Active(2).Obj()},
 		},
 		"failed creations are not active": {
 			job:     job("j").Completions(3).Parallelism(3),

@@ -198,6 +198,11 @@ type Tracking struct {
 	PolicyActions map[batchv1.PodFailurePolicyAction]int
 	// Events to record now.
 	Events []Event
+	// Capped is set when the sync took on Options.MaxUncountedPods
+	// finished Pods and left the others: the Job must be synced again,
+	// which nothing else may bring about (the controller's own writes
+	// queue no sync).
+	Capped bool
 
 	// The rest is for AfterFinalizers.
 	state *syncState

@@ -204,7 +204,7 @@ func (st *syncState) track(write bool, events []Event) Tracking {
 			}
 		}
 		if len(succeededIndexes)+len(uncounted.Succeeded)+len(uncounted.Failed) >= st.opts.MaxUncountedPods {
-			// Enough for one sync; the writes bring the Job back.
+			// Enough for one sync; the controller queues the next.
 			st.capped = true
 			break
 		}
@@ -240,7 +240,7 @@ func (st *syncState) track(write bool, events []Event) Tracking {
 		}
 	}
 
-	t := Tracking{RemoveFinalizers: st.releasing, PolicyActions: actions, Events: events, state: st}
+	t := Tracking{RemoveFinalizers: st.releasing, PolicyActions: actions, Events: events, Capped: st.capped, state: st}
 	if write {
 		t.Interim = status.DeepCopy()
 	}

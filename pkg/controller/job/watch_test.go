@@ -391,7 +391,9 @@ func TestJobEvents(t *testing.T) {
 			want:  untouched,
 		},
 		"update: a status change of another job of the name is batched": {
-			event: func(f *fixture) { f.onJobUpdate(f.logger(), job, version(makeJob("j").UID("new-uid").Generation(1).Obj(), "5")) },
+			event: func(f *fixture) {
+				f.onJobUpdate(f.logger(), job, version(makeJob("j").UID("new-uid").Generation(1).Obj(), "5"))
+			},
 			want: with(untouched, func(r *watchResult) {
 				r.Queue = []queued[string]{{Key: "ns/j", Delay: batch1s}}
 				r.Written = ""

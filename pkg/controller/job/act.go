@@ -80,6 +80,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		jm.podExpect.forget(key)
 		jm.finalizerExpect.forget(key)
 		jm.failures.forget(key)
+		jm.starts.forget(key)
 		jm.ownWrites.forget(key, "")
 		return nil
 	}
@@ -92,6 +93,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	}
 	if decide.IsFinished(cached) {
 		jm.failures.forget(key)
+		jm.starts.forget(key)
 		jm.finishing.remove(cached.UID)
 		jm.ownWrites.forget(key, cached.UID)
 		return nil
@@ -114,6 +116,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		did.fromOwnWrite = true
 	}
 	job := base.DeepCopy()
+	jm.starts.note(key, began)
 
 	budget = newWriteBudget(jm.clock, began)
 	defer func() {
@@ -178,7 +181,9 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		// it about there.
 		defer func() {
 			if err == nil {
-				jm.enqueueBatched(logger, job, "finished pods left past the uncounted cap")
+				// Work left undone: not spaced.
+				logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "delay", SyncJobBatchPeriod, "why", "finished pods left past the uncounted cap")
+				jm.queue.AddAfter(key, SyncJobBatchPeriod)
 			}
 		}()
 	}

@@ -414,6 +414,49 @@ func TestSyncJobFinishedExpectations(t *testing.T) {
 	}
 }
 
+// TestSyncJobRemembersItsStart: a sync of a running Job remembers when it
+// began, which spaces the syncs its Pod events queue; a sync that finds
+// the Job finished or gone forgets it.
+func TestSyncJobRemembersItsStart(t *testing.T) {
+	running := started(makeJob("j")).Obj()
+	finished := started(makeJob("j")).Condition(cond(batchv1.JobComplete, batch.JobReasonCompletionsReached, "done")).Obj()
+	earlier := testNow.Add(-time.Hour)
+	type remembered struct {
+		Began time.Time
+		Kept  bool
+	}
+	cases := map[string]struct {
+		cached    *batchv1.Job
+		finishing bool
+		want      remembered
+	}{
+		"running: this sync's start": {cached: running, want: remembered{testNow, true}},
+		"finished: forgotten":        {cached: finished, want: remembered{}},
+		"gone: forgotten":            {want: remembered{}},
+		"skipped until the informer shows its finish: the earlier start stays": {cached: running, finishing: true, want: remembered{earlier, true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{})
+			if tc.cached != nil {
+				f.addJobs(t, tc.cached)
+				if tc.finishing {
+					f.finishing.add(tc.cached.UID)
+				}
+			}
+			f.starts.note("ns/j", earlier)
+			if err := f.syncJob(t, running); err != nil {
+				t.Fatalf("syncJob: %v", err)
+			}
+			var got remembered
+			got.Began, got.Kept = f.starts.last("ns/j")
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("remembered start (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestSyncJobStaleCache: a sync whose cached Job is older than the last
 // status this controller wrote starts from the Job that write returned; any
 // other sync starts from the cache, and the copy kept of the write goes

@@ -57,6 +57,10 @@ var (
 	// kube-controller-manager setting, which syncs after
 	// SyncJobBatchPeriod for every Pod event.
 	SyncJobReadyBatchPeriod = 5 * time.Second
+	// SyncJobPodSpacing is the least time from the start of a Job's sync
+	// to the next sync a Pod event of that Job queues. Not a
+	// kube-controller-manager setting: see syncStarts.
+	SyncJobPodSpacing = 4 * time.Second
 	// DefaultJobAPIBackOff is the retry delay after a sync that failed.
 	DefaultJobAPIBackOff = time.Second
 	// MaxJobAPIBackOff caps the retry delay after repeated failed syncs.
@@ -139,6 +143,9 @@ type Controller struct {
 	// their namespace is being deleted.
 	nsTerminating *uidSet
 	failures      *failureStore
+	// starts holds when each running Job's last sync began, which spaces
+	// the syncs its Pod events queue.
+	starts *syncStarts
 }
 
 // eventScheme resolves our Job's kind for the Events recorded on it.
@@ -175,6 +182,7 @@ func newController(ctx context.Context, podInformer coreinformers.PodInformer, j
 		ownWrites:       newStatusWrites(),
 		nsTerminating:   newUIDSet(),
 		failures:        newFailureStore(),
+		starts:          newSyncStarts(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](DefaultJobAPIBackOff, MaxJobAPIBackOff),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job", Clock: clk}),

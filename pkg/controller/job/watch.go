@@ -360,6 +360,7 @@ func (jm *Controller) onJobDelete(logger klog.Logger, obj any) {
 	key := keyOf(job)
 	jm.podExpect.forget(key)
 	jm.failures.forget(key)
+	jm.starts.forget(key)
 	jm.finishing.remove(job.UID)
 	jm.ownWrites.forget(key, job.UID)
 	jm.nsTerminating.remove(job.UID)
@@ -374,8 +375,11 @@ func (jm *Controller) enqueueNow(logger klog.Logger, job *batchv1.Job, why strin
 }
 
 // enqueueBatched syncs the Job after SyncJobBatchPeriod, so that a burst of
-// Pod events costs one sync.
+// Pod events costs one sync, and no sooner than SyncJobPodSpacing after its
+// last sync began.
 func (jm *Controller) enqueueBatched(logger klog.Logger, job *batchv1.Job, why string) {
-	logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "delay", SyncJobBatchPeriod, "why", why)
-	jm.queue.AddAfter(keyOf(job), SyncJobBatchPeriod)
+	key := keyOf(job)
+	delay := jm.starts.delay(key, jm.clock.Now(), SyncJobBatchPeriod, SyncJobPodSpacing)
+	logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "delay", delay, "why", why)
+	jm.queue.AddAfter(key, delay)
 }

@@ -46,6 +46,8 @@ type watchResult struct {
 	// Written is the resourceVersion of ns/j's last status write still
 	// remembered, "" once forgotten.
 	Written string
+	// SyncBegan is set while the start of ns/j's last sync is remembered.
+	SyncBegan bool
 }
 
 // watchFixture is a fixture whose queues record instead of scheduling.
@@ -65,12 +67,14 @@ func watchFixture(t *testing.T, cfg Config) (*fixture, *recordingQueue[string], 
 
 func (f *fixture) watchResult(q *recordingQueue[string], o *recordingQueue[orphanKey], ttl *recordingQueue[string], job *batchv1.Job) watchResult {
 	c, d, ok := f.podExpect.counts("ns/j")
+	_, syncBegan := f.starts.last("ns/j")
 	return watchResult{
 		Queue: q.items(), Orphans: o.items(), TTL: ttl.items(),
 		Creations: c, Deletions: d, Tracked: ok,
 		InFlight:  sets.List(f.finalizerExpect.inFlight("ns/j")),
 		Finishing: f.finishing.has(job.UID),
 		Written:   f.ownWrites.kept("ns/j"),
+		SyncBegan: syncBegan,
 	}
 }
 
@@ -225,6 +229,33 @@ func TestPodEvents(t *testing.T) {
 				f.onPodUpdate(f.logger(), makePod("a", job).Running().ResourceVersion("1").Obj(), makePod("a", job).Succeeded(testNow).ResourceVersion("2").Obj())
 			},
 			want: with(untouched, func(r *watchResult) { r.Queue = batched }),
+		},
+		"update: a finished pod a second after the job's last sync began waits until the spacing has passed since that start": {
+			jobs: []*batchv1.Job{job},
+			event: func(f *fixture) {
+				f.starts.note("ns/j", testNow.Add(-time.Second))
+				f.onPodUpdate(f.logger(), makePod("a", job).Running().ResourceVersion("1").Obj(), makePod("a", job).Succeeded(testNow).ResourceVersion("2").Obj())
+			},
+			want: with(untouched, func(r *watchResult) {
+				r.Queue = []queued[string]{{Key: "ns/j", Delay: SyncJobPodSpacing - time.Second}}
+				r.SyncBegan = true
+			}),
+		},
+		"update: a finished pod once the spacing has passed is batched, and the job's last sync start is dropped": {
+			jobs: []*batchv1.Job{job},
+			event: func(f *fixture) {
+				f.starts.note("ns/j", testNow.Add(-SyncJobPodSpacing))
+				f.onPodUpdate(f.logger(), makePod("a", job).Running().ResourceVersion("1").Obj(), makePod("a", job).Succeeded(testNow).ResourceVersion("2").Obj())
+			},
+			want: with(untouched, func(r *watchResult) { r.Queue = batched }),
+		},
+		"update: a finished pod just before the spacing has passed still waits the batch period": {
+			jobs: []*batchv1.Job{job},
+			event: func(f *fixture) {
+				f.starts.note("ns/j", testNow.Add(-SyncJobPodSpacing+time.Millisecond))
+				f.onPodUpdate(f.logger(), makePod("a", job).Running().ResourceVersion("1").Obj(), makePod("a", job).Succeeded(testNow).ResourceVersion("2").Obj())
+			},
+			want: with(untouched, func(r *watchResult) { r.Queue, r.SyncBegan = batched, true }),
 		},
 		"update: the controller's own finalizer removal, alone, is an observed removal and queues nothing": {
 			jobs: []*batchv1.Job{job},
@@ -410,6 +441,23 @@ func TestJobEvents(t *testing.T) {
 			event: func(f *fixture) { f.onJobUpdate(f.logger(), job, respecced) },
 			want:  with(untouched, func(r *watchResult) { r.Queue = []queued[string]{{Key: "ns/j"}} }),
 		},
+		"update: a spec change right after a sync is not spaced": {
+			event: func(f *fixture) {
+				f.starts.note("ns/j", testNow)
+				f.onJobUpdate(f.logger(), job, respecced)
+			},
+			want: with(untouched, func(r *watchResult) { r.Queue, r.SyncBegan = []queued[string]{{Key: "ns/j"}}, true }),
+		},
+		"update: a status change by someone else right after a sync is spaced like a pod event": {
+			event: func(f *fixture) {
+				f.starts.note("ns/j", testNow)
+				f.onJobUpdate(f.logger(), job, version(job, "8"))
+			},
+			want: with(untouched, func(r *watchResult) {
+				r.Queue = []queued[string]{{Key: "ns/j", Delay: SyncJobPodSpacing}}
+				r.Written, r.SyncBegan = "", true
+			}),
+		},
 		"update: a new active deadline schedules its own sync": {
 			event: func(f *fixture) { f.onJobUpdate(f.logger(), job, withDeadline) },
 			want: with(untouched, func(r *watchResult) {
@@ -431,7 +479,10 @@ func TestJobEvents(t *testing.T) {
 		},
 		"delete: the job is forgotten and its pods go to the orphan worker": {
 			finishing: true,
-			event:     func(f *fixture) { f.onJobDelete(f.logger(), job) },
+			event: func(f *fixture) {
+				f.starts.note("ns/j", testNow)
+				f.onJobDelete(f.logger(), job)
+			},
 			want: watchResult{
 				Queue: []queued[string]{{Key: "ns/j"}}, Orphans: selectorOrphans,
 				InFlight: []types.UID{"a-uid"},

@@ -182,8 +182,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		defer func() {
 			if err == nil {
 				// Work left undone: not spaced.
-				logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "delay", SyncJobBatchPeriod, "why", "finished pods left past the uncounted cap")
-				jm.queue.AddAfter(key, SyncJobBatchPeriod)
+				jm.enqueueAfter(logger, job, SyncJobBatchPeriod, "finished pods left past the uncounted cap")
 			}
 		}()
 	}

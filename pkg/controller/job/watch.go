@@ -18,6 +18,7 @@ package job
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -222,8 +223,7 @@ func (jm *Controller) onPodUpdate(logger klog.Logger, oldObj, newObj any) {
 			case decide.PodChangeReadiness:
 				// Only status.ready changes: counted by the Job's next
 				// sync, at the latest after the longer period.
-				logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "delay", SyncJobReadyBatchPeriod, "why", "pod readiness changed")
-				jm.queue.AddAfter(keyOf(job), SyncJobReadyBatchPeriod)
+				jm.enqueueAfter(logger, job, SyncJobReadyBatchPeriod, "pod readiness changed")
 				return
 			}
 		}
@@ -378,8 +378,11 @@ func (jm *Controller) enqueueNow(logger klog.Logger, job *batchv1.Job, why strin
 // Pod events costs one sync, and no sooner than SyncJobPodSpacing after its
 // last sync began.
 func (jm *Controller) enqueueBatched(logger klog.Logger, job *batchv1.Job, why string) {
-	key := keyOf(job)
-	delay := jm.starts.delay(key, jm.clock.Now(), SyncJobBatchPeriod, SyncJobPodSpacing)
+	jm.enqueueAfter(logger, job, jm.starts.delay(keyOf(job), jm.clock.Now(), SyncJobBatchPeriod, SyncJobPodSpacing), why)
+}
+
+// enqueueAfter syncs the Job after delay.
+func (jm *Controller) enqueueAfter(logger klog.Logger, job *batchv1.Job, delay time.Duration, why string) {
 	logger.V(4).Info("Enqueueing job", "job", klog.KObj(job), "delay", delay, "why", why)
-	jm.queue.AddAfter(key, delay)
+	jm.queue.AddAfter(keyOf(job), delay)
 }

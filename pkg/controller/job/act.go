@@ -118,7 +118,11 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	job := base.DeepCopy()
 	jm.starts.note(key, began)
 
-	budget = newWriteBudget(jm.clock, began)
+	budget = newWriteBudget(jm.clock, began, func() bool {
+		// Keys ready for a worker; not this Job's, which waits beside
+		// the queue while it is being synced.
+		return jm.queue.Len() > 0
+	})
 	defer func() {
 		if budget.cut && err == nil {
 			// The rest of the work, at once: nothing else may bring the

@@ -31,14 +31,17 @@ import (
 // the next 2.5 s of a 100-QPS limiter, and the five-Pod Job synced next to
 // it waits behind them. Syncs of large Jobs then take many seconds, and so
 // do the small syncs queued behind them. Here a sync has at most
-// podWriteConcurrency requests waiting or in flight, and starts none after
-// SyncPodWriteBudget: the workers share the limiter request by request,
-// and a sync lasts about the budget, however much is left to do. What is
-// left goes to a sync queued at once. Creations left undone are taken off
-// the expectations, as after a failed slow-start batch; finalizers left on
-// stay counted in uncountedTerminatedPods; deletions left undone are Pods
-// still there. The next sync sees all three and carries on, so the
-// outcome is kube-controller-manager's, in more, shorter syncs.
+// podWriteConcurrency requests waiting or in flight, so the workers share
+// the limiter request by request. A sync also stops starting requests
+// after SyncPodWriteBudget if another Job waits for a worker, and after
+// SyncPodWriteBudgetAlone in any case: a worker held by one large Job
+// comes back to the others within seconds, and a Job alone in the queue
+// is not cut into more syncs (each with its status write) than its work
+// needs. What is left goes to a sync queued at once. Creations left
+// undone are taken off the expectations, as after a failed slow-start
+// batch; finalizers left on stay counted in uncountedTerminatedPods;
+// deletions left undone are Pods still there. The next sync sees all
+// three and carries on, so the outcome is kube-controller-manager's.
 
 // podWriteConcurrency bounds the Pod requests one sync has waiting for the
 // rate limiter or in flight.
@@ -48,8 +51,11 @@ const podWriteConcurrency = 10
 // sync's goroutine only.
 type writeBudget struct {
 	clock clock.PassiveClock
-	// deadline is when the sync stops starting requests; zero for never.
-	deadline time.Time
+	// began is when the sync began.
+	began time.Time
+	// othersWaiting tells whether another Job waits for a worker; nil
+	// for never.
+	othersWaiting func() bool
 	// started counts the requests started by the sync.
 	started int
 	// cut is set once a request was left for the next sync.
@@ -57,12 +63,8 @@ type writeBudget struct {
 }
 
 // newWriteBudget returns the budget of a sync that began at began.
-func newWriteBudget(clk clock.PassiveClock, began time.Time) *writeBudget {
-	b := &writeBudget{clock: clk}
-	if SyncPodWriteBudget > 0 {
-		b.deadline = began.Add(SyncPodWriteBudget)
-	}
-	return b
+func newWriteBudget(clk clock.PassiveClock, began time.Time, othersWaiting func() bool) *writeBudget {
+	return &writeBudget{clock: clk, began: began, othersWaiting: othersWaiting}
 }
 
 // forEach calls write(i) for i from 0 to n-1, with at most
@@ -91,7 +93,19 @@ func (b *writeBudget) forEach(n int, write func(i int)) int {
 	return ran
 }
 
-// spent tells whether the sync may start no more requests.
+// spent tells whether the sync may start no more requests: it started
+// some, and it has run for SyncPodWriteBudgetAlone, or for
+// SyncPodWriteBudget while another Job waits.
 func (b *writeBudget) spent() bool {
-	return b.started > 0 && !b.deadline.IsZero() && !b.clock.Now().Before(b.deadline)
+	if b.started == 0 || SyncPodWriteBudget <= 0 {
+		return false
+	}
+	ran := b.clock.Since(b.began)
+	switch {
+	case ran >= max(SyncPodWriteBudgetAlone, SyncPodWriteBudget):
+		return true
+	case ran >= SyncPodWriteBudget:
+		return b.othersWaiting != nil && b.othersWaiting()
+	}
+	return false
 }

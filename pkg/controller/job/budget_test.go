@@ -40,11 +40,16 @@ import (
 
 // TestWriteBudgetForEach: calls run in order, never more than
 // podWriteConcurrency at once, and stop once the budget is spent, after at
-// least one.
+// least one: SyncPodWriteBudget after the sync began while another Job
+// waits, SyncPodWriteBudgetAlone after it otherwise.
 func TestWriteBudgetForEach(t *testing.T) {
 	cases := map[string]struct {
-		// spendAt is the call after which the clock passes the deadline;
-		// 0 for never.
+		// alone: no other Job waits for a worker.
+		alone bool
+		// step is how far the clock moves (SyncPodWriteBudget if zero).
+		step time.Duration
+		// spendAt is the call after which the clock moves by step; -1 for
+		// before the first call, 0 for never.
 		spendAt int
 		// startedBefore is what the sync started before this call.
 		startedBefore int
@@ -54,14 +59,22 @@ func TestWriteBudgetForEach(t *testing.T) {
 		"spent after the 25th call: later ones left":      {spendAt: 25, wantRan: 25},
 		"spent before the call, sync started nothing yet": {spendAt: -1, wantRan: 1},
 		"spent before the call, sync started some":        {spendAt: -1, startedBefore: 3, wantRan: 0},
+		"alone: the short budget does not stop it":        {alone: true, spendAt: -1, startedBefore: 3, wantRan: 100},
+		"alone: the short budget passed during the calls": {alone: true, spendAt: 25, wantRan: 100},
+		"alone: stopped by the long budget":               {alone: true, step: SyncPodWriteBudgetAlone, spendAt: 25, wantRan: 25},
+		"alone: long budget spent before the call":        {alone: true, step: SyncPodWriteBudgetAlone, spendAt: -1, startedBefore: 3, wantRan: 0},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			clk := clocktesting.NewFakeClock(testNow)
-			b := newWriteBudget(clk, testNow)
+			b := newWriteBudget(clk, testNow, func() bool { return !tc.alone })
 			b.started = tc.startedBefore
+			step := tc.step
+			if step == 0 {
+				step = SyncPodWriteBudget
+			}
 			if tc.spendAt < 0 {
-				clk.Step(SyncPodWriteBudget)
+				clk.Step(step)
 			}
 			// The first calls meet at a barrier: none goes on until as many
 			// run at once as the bound allows (or as the case runs, if
@@ -96,12 +109,12 @@ func TestWriteBudgetForEach(t *testing.T) {
 				running--
 				did++
 				if did == tc.spendAt {
-					clk.Step(SyncPodWriteBudget)
+					clk.Step(step)
 				}
 			})
 			// Calls already started when the budget ran out still end;
 			// those started after it, up to the bound, are allowed too.
-			if tc.spendAt > 0 {
+			if tc.spendAt > 0 && tc.wantRan < 100 {
 				if ran < tc.spendAt || ran > tc.spendAt+podWriteConcurrency {
 					t.Errorf("ran %d calls, want %d to %d", ran, tc.spendAt, tc.spendAt+podWriteConcurrency)
 				}
@@ -132,29 +145,53 @@ func TestWriteBudgetForEach(t *testing.T) {
 
 // TestSyncJobWriteBudgetCreations: a sync whose budget runs out after the
 // first slow-start batch leaves the other creations to a sync queued at
-// once, and expects only the Pods it created.
+// once, and expects only the Pods it created. The short budget stops it
+// only while another Job waits for a worker.
 func TestSyncJobWriteBudgetCreations(t *testing.T) {
-	job := makeJob("j").Parallelism(20).Completions(20).Obj()
-	f := newFixture(t, fixtureOptions{})
-	f.addJobs(t, job)
-	f.kube.PrependReactor("create", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		f.clock.Step(SyncPodWriteBudget)
-		return false, nil, nil
-	})
-	if err := f.syncJob(t, job); err != nil {
-		t.Fatalf("syncJob: %v", err)
+	cases := map[string]struct {
+		otherQueued bool
+		step        time.Duration
+		// wantCreated is what the sync created, counted in its status
+		// write and in the expectations.
+		wantCreated int
+		// wantQueued: the keys queued after the sync.
+		wantQueued int
+	}{
+		"another Job waits: the short budget stops it": {otherQueued: true, step: SyncPodWriteBudget, wantCreated: 1, wantQueued: 2},
+		"alone: the short budget does not":             {step: SyncPodWriteBudget, wantCreated: 20},
+		"alone: the long budget stops it":              {step: SyncPodWriteBudgetAlone, wantCreated: 1, wantQueued: 1},
 	}
-	if got := countActions(f.kube.Actions(), "create", "pods"); got != 1 {
-		t.Errorf("creation requests = %d, want 1", got)
-	}
-	if c, _, _ := f.podExpect.counts("ns/j"); c != 1 {
-		t.Errorf("expected creations = %d, want 1", c)
-	}
-	if w := f.written(); len(w) != 1 || w[0].Active != 1 {
-		t.Errorf("status writes = %+v, want one with active 1", w)
-	}
-	if got := f.queue.Len(); got != 1 {
-		t.Errorf("queue holds %d keys, want the Job queued again at once", got)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := makeJob("j").Parallelism(20).Completions(20).Obj()
+			f := newFixture(t, fixtureOptions{})
+			f.addJobs(t, job)
+			if tc.otherQueued {
+				f.queue.Add("ns/other")
+			}
+			// The first creation, a slow-start batch of one, takes the
+			// time.
+			var once sync.Once
+			f.kube.PrependReactor("create", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+				once.Do(func() { f.clock.Step(tc.step) })
+				return false, nil, nil
+			})
+			if err := f.syncJob(t, job); err != nil {
+				t.Fatalf("syncJob: %v", err)
+			}
+			if got := countActions(f.kube.Actions(), "create", "pods"); got != tc.wantCreated {
+				t.Errorf("creation requests = %d, want %d", got, tc.wantCreated)
+			}
+			if c, _, _ := f.podExpect.counts("ns/j"); c != tc.wantCreated {
+				t.Errorf("expected creations = %d, want %d", c, tc.wantCreated)
+			}
+			if w := f.written(); len(w) != 1 || w[0].Active != int32(tc.wantCreated) {
+				t.Errorf("status writes = %+v, want one with active %d", w, tc.wantCreated)
+			}
+			if got := f.queue.Len(); got != tc.wantQueued {
+				t.Errorf("queue holds %d keys, want %d", got, tc.wantQueued)
+			}
+		})
 	}
 }
 
@@ -273,7 +310,8 @@ func (g *writerGate) arrive() {
 	g.arrived++
 	open := g.open
 	if g.arrived == g.want {
-		g.clock.Step(SyncPodWriteBudget)
+		// No other Job is queued in these tests: the long budget.
+		g.clock.Step(SyncPodWriteBudgetAlone)
 		close(open)
 	}
 	g.mu.Unlock()

@@ -78,10 +78,14 @@ var (
 	// deletes.
 	MaxPodCreateDeletePerSync = 500
 	// SyncPodWriteBudget is how long one sync keeps starting Pod
-	// requests (creations, deletions, finalizer removals); what is left
-	// goes to the next sync, queued at once. Zero lifts the bound. Not a
-	// kube-controller-manager setting: see writeBudget.
+	// requests (creations, deletions, finalizer removals) while other
+	// Jobs wait for a worker; what is left goes to the next sync, queued
+	// at once. Zero lifts both bounds. Not a kube-controller-manager
+	// setting: see writeBudget.
 	SyncPodWriteBudget = 4 * time.Second
+	// SyncPodWriteBudgetAlone is how long one sync keeps starting Pod
+	// requests when no other Job waits for a worker.
+	SyncPodWriteBudgetAlone = 12 * time.Second
 )
 
 // Config is what the server decides about the controller beyond its

@@ -570,6 +570,7 @@ func tableText(sz benchSizes, res map[string]*sideResults, summary map[string]an
 			add("  job syncs by action: "+action, "%.0f", o.JobSyncsByAction[action], k.JobSyncsByAction[action])
 		}
 		add("  stale sync skips", "%.0f", o.StaleSyncSkips, k.StaleSyncSkips)
+		add("  job queue wait for a worker, mean s", "%.2f", o.queueWaitOrNaN(), k.queueWaitOrNaN())
 		add("  Job status writes", "%.0f", o.callCount(jobStatusWrites...), k.callCount(jobStatusWrites...))
 		add("  Job status writes refused (409 Conflict)", "%.0f", o.refusedCount(jobStatusWrites...), k.refusedCount(jobStatusWrites...))
 		add("  Pod creates", "%.0f", o.callCount("POST pods"), k.callCount("POST pods"))

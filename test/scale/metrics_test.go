@@ -48,6 +48,12 @@ const (
 	// its informer had not yet seen a status it wrote (kube-controller-
 	// manager 1.37 does; ours registers it and leaves it at 0).
 	staleSyncSkipsMetric = "job_controller_stale_sync_skips_total"
+	// queueWaitMetric is client-go's workqueue histogram of how long an
+	// item waited in a queue, from the moment it was due (an AddAfter's
+	// delay is over) until a worker took it; both controllers name the
+	// Job queue jobQueueName.
+	queueWaitMetric = "workqueue_queue_duration_seconds"
+	jobQueueName    = "job"
 	// heapInUseMetric is the Go runtime's heap in use, in bytes: the spans
 	// holding objects, live or not yet collected.
 	heapInUseMetric = "go_memstats_heap_inuse_bytes"
@@ -339,6 +345,44 @@ type snapshot struct {
 	// jobSync is the sync latency by result and action (byResultAndAction).
 	jobSync        map[string]histogram
 	staleSyncSkips float64
+	jobQueueWait   queueWait
+}
+
+// queueWait is the running total of queueWaitMetric for one queue: how
+// many keys a worker took and the seconds they waited, summed. Its
+// decade-wide buckets (up to 10 s) say little; sum over count is exact.
+type queueWait struct {
+	seconds, keys float64
+}
+
+// scrapeQueueWait reads queueWaitMetric of the queue called name from
+// url. A process without that queue reads as none taken.
+func scrapeQueueWait(ctx context.Context, client *http.Client, url, name string) (queueWait, error) {
+	ofQueue := func(labels map[string]string) string {
+		if labels["name"] != name {
+			return ""
+		}
+		return name
+	}
+	sum, err := scrapeCounters(ctx, client, url, queueWaitMetric+"_sum", ofQueue)
+	if err != nil {
+		return queueWait{}, err
+	}
+	count, err := scrapeCounters(ctx, client, url, queueWaitMetric+"_count", ofQueue)
+	if err != nil {
+		return queueWait{}, err
+	}
+	return queueWait{seconds: sum[name], keys: count[name]}, nil
+}
+
+// meanSince is the mean wait of the keys taken since before, and how
+// many they were; NaN when none was.
+func (w queueWait) meanSince(before queueWait) (mean, keys float64) {
+	keys = w.keys - before.keys
+	if keys <= 0 {
+		return math.NaN(), 0
+	}
+	return (w.seconds - before.seconds) / keys, keys
 }
 
 // meter measures one phase of one side: CPU seconds and the highest RSS
@@ -373,6 +417,14 @@ type phaseResult struct {
 	// StaleSyncSkips is how many syncs the Job controller dropped as
 	// stale (staleSyncSkipsMetric).
 	StaleSyncSkips float64 `json:"stale_sync_skips"`
+	// JobQueueWaitMean is how long, on average, a Job's key that was due
+	// waited for one of the controller's workers, in seconds (0 when no
+	// key was taken: JobQueueKeys says so); the batch period and any
+	// other planned delay before a key is due are not in it. It is what
+	// folds a Job's events into fewer syncs on a controller whose workers
+	// cannot keep up.
+	JobQueueWaitMean float64 `json:"job_queue_wait_mean_seconds"`
+	JobQueueKeys     float64 `json:"job_queue_keys"`
 	// Calls counts the requests of each kind (byCall) every API server of
 	// the side served, summed: what a controller's work costs in calls.
 	Calls map[string]float64 `json:"calls"`
@@ -380,6 +432,15 @@ type phaseResult struct {
 	// sent with a resourceVersion older than the stored one's), from
 	// apiserver_request_total.
 	Refused map[string]float64 `json:"refused_409,omitempty"`
+}
+
+// queueWaitOrNaN is JobQueueWaitMean, NaN ("-" in the table) when no key
+// was taken, as on a controller that does not serve the metric.
+func (r phaseResult) queueWaitOrNaN() float64 {
+	if r.JobQueueKeys <= 0 {
+		return math.NaN()
+	}
+	return r.JobQueueWaitMean
 }
 
 // callCount is the number of calls of the kinds named.
@@ -491,6 +552,9 @@ func (m *meter) read(ctx context.Context) (snapshot, error) {
 		return snap, err
 	}
 	snap.staleSyncSkips = skips["all"]
+	if snap.jobQueueWait, err = scrapeQueueWait(ctx, controller.client, controller.url, jobQueueName); err != nil {
+		return snap, err
+	}
 	return snap, nil
 }
 
@@ -549,6 +613,9 @@ func (m *meter) stop(ctx context.Context) (phaseResult, error) {
 		r.JobSyncP99 = sync.quantile(0.99)
 	}
 	r.StaleSyncSkips = end.staleSyncSkips - m.start.staleSyncSkips
+	if mean, keys := end.jobQueueWait.meanSince(m.start.jobQueueWait); keys > 0 {
+		r.JobQueueWaitMean, r.JobQueueKeys = mean, keys
+	}
 	return r, nil
 }
 
@@ -614,7 +681,8 @@ func TestScrapeGauge(t *testing.T) {
 // 409 Conflict by kind, every other code left out; a counter without any
 // series (stale sync skips never counted) reads as nothing counted. It
 // also splits a controller's syncs between two scrapes of its sync
-// latency by result and by action.
+// latency by result and by action, and takes the mean wait of the Job
+// queue's keys between them.
 func TestScrapeCounters(t *testing.T) {
 	exposition := map[bool]string{
 		false: `# TYPE apiserver_request_total counter
@@ -628,6 +696,8 @@ job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mod
 job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="Indexed",result="success",le="+Inf"} 3
 job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="NonIndexed",result="success",le="0.004"} 1
 job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="NonIndexed",result="success",le="+Inf"} 1
+workqueue_queue_duration_seconds_sum{name="job"} 0.5
+workqueue_queue_duration_seconds_count{name="job"} 2
 `,
 		true: `job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="Indexed",result="success",le="0.004"} 5
 job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mode="Indexed",result="success",le="+Inf"} 7
@@ -636,6 +706,10 @@ job_controller_job_sync_duration_seconds_bucket{action="tracking",completion_mod
 job_controller_job_sync_duration_seconds_bucket{action="pods_created",completion_mode="Indexed",result="error",le="0.004"} 0
 job_controller_job_sync_duration_seconds_bucket{action="pods_created",completion_mode="Indexed",result="error",le="+Inf"} 2
 job_controller_stale_sync_skips_total{group="batch",resource="jobs"} 6
+workqueue_queue_duration_seconds_sum{name="job"} 40.5
+workqueue_queue_duration_seconds_count{name="job"} 12
+workqueue_queue_duration_seconds_sum{name="job_orphan_pod"} 900
+workqueue_queue_duration_seconds_count{name="job_orphan_pod"} 3
 `,
 	}
 	later := false
@@ -661,7 +735,23 @@ job_controller_stale_sync_skips_total{group="batch",resource="jobs"} 6
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitBefore, err := scrapeQueueWait(ctx, srv.Client(), srv.URL, jobQueueName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mean, keys := waitBefore.meanSince(queueWait{seconds: 0.5, keys: 2}); keys != 0 || !math.IsNaN(mean) {
+		t.Errorf("queue wait with no key taken since: mean %v of %v keys, want NaN of 0", mean, keys)
+	}
 	later = true
+	waitAfter, err := scrapeQueueWait(ctx, srv.Client(), srv.URL, jobQueueName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Job queue's 10 keys since waited 40 s in all; the orphan
+	// queue's are not the Job queue's.
+	if mean, keys := waitAfter.meanSince(waitBefore); mean != 4 || keys != 10 {
+		t.Errorf("queue wait between the scrapes: mean %v s of %v keys, want 4 s of 10", mean, keys)
+	}
 	end, err := scrapeHistograms(ctx, srv.Client(), srv.URL, jobSyncMetric, byResultAndAction)
 	if err != nil {
 		t.Fatal(err)

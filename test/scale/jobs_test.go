@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -190,7 +191,9 @@ type tracker struct {
 	created  map[string]time.Time
 	finished map[string]time.Time
 	final    map[string]*batchv1.Job
-	stop     chan struct{}
+	// lastFinish is when the tracker last saw a Job finish.
+	lastFinish time.Time
+	stop       chan struct{}
 }
 
 func (s *side) track(ns string) (*tracker, error) {
@@ -220,6 +223,7 @@ func (s *side) track(ns string) (*tracker, error) {
 		defer tr.mu.Unlock()
 		if _, seen := tr.finished[job.Name]; !seen {
 			tr.finished[job.Name] = time.Now()
+			tr.lastFinish = tr.finished[job.Name]
 		}
 		tr.final[job.Name] = &job
 	}
@@ -246,6 +250,37 @@ func (tr *tracker) done() int {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	return len(tr.finished)
+}
+
+// lateAfter is how long a run may go without a Job finishing, once some
+// have and every Job is created, before the harness reports the Jobs
+// still running: several times the create→Complete p99 of every
+// workload, so only a Job held up for minutes is reported.
+const lateAfter = 90 * time.Second
+
+// late returns the Jobs of specs not finished yet when none has finished
+// for lateAfter since quietSince (when the last create was sent) and at
+// least one has; nil otherwise.
+func (tr *tracker) late(specs []jobSpec, now, quietSince time.Time) []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if len(tr.finished) == 0 || now.Sub(latest(tr.lastFinish, quietSince)) < lateAfter {
+		return nil
+	}
+	var names []string
+	for _, spec := range specs {
+		if _, ok := tr.finished[spec.name]; !ok {
+			names = append(names, spec.name)
+		}
+	}
+	return names
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // latencies returns create→finished of every finished Job, sorted.
@@ -341,12 +376,20 @@ func (s *side) runJobs(ctx context.Context, t *testing.T, ns string, specs []job
 	out.Created = len(specs) - len(createErrs)
 
 	var lastDone int
+	createsSent, reported := time.Now(), false
 	_ = wait.PollUntilContextTimeout(ctx, time.Second, limit-time.Since(start), true, func(ctx context.Context) (bool, error) {
 		if err := s.cluster.Healthy(); err != nil {
 			return false, err
 		}
 		lastDone = tr.done()
-		return lastDone >= out.Created, nil
+		if lastDone >= out.Created {
+			return true, nil
+		}
+		if late := tr.late(specs, time.Now(), createsSent); !reported && late != nil {
+			reported = true
+			s.reportLate(ctx, t, ns, late)
+		}
+		return false, nil
 	})
 	out.Wall = time.Since(start)
 	lat := tr.latencies()
@@ -462,6 +505,58 @@ func (s *side) podsWithFinalizer(ctx context.Context, ns string) (int, []corev1.
 	}
 }
 
+// reportLate logs, for the first few Jobs of names, the Job's status and
+// where each of its Pods is (phase, Node, readiness, finalizers, deletion,
+// when its containers ended): whether the cluster (a Pod not scheduled,
+// not started or not ended by kwok) or the controller (a Pod that ended
+// long ago and is not counted) holds the Job up.
+func (s *side) reportLate(ctx context.Context, t *testing.T, ns string, names []string) {
+	t.Helper()
+	const most = 3
+	t.Logf("%s: no Job of %s finished for %v; %d still running, e.g. %v", s.name, ns, lateAfter, len(names), names[:min(most, len(names))])
+	pods, err := s.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Logf("%s: listing Pods of %s: %v", s.name, ns, err)
+		return
+	}
+	for _, name := range names[:min(most, len(names))] {
+		if u, err := s.dyn.Resource(s.gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Logf("%s: Job %s: %v", s.name, name, err)
+		} else {
+			st, _, _ := unstructured.NestedMap(u.Object, "status")
+			t.Logf("%s: Job %s (resourceVersion %s): status %v", s.name, name, u.GetResourceVersion(), st)
+		}
+		for _, p := range pods.Items {
+			if ref := metav1.GetControllerOf(&p); ref == nil || ref.Name != name {
+				continue
+			}
+			t.Logf("%s:   Pod %s", s.name, podSummary(&p))
+		}
+	}
+}
+
+// podSummary is one line about where a Pod is.
+func podSummary(p *corev1.Pod) string {
+	ready := "-"
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			ready = fmt.Sprintf("%s since %s", c.Status, c.LastTransitionTime.UTC().Format(time.TimeOnly))
+		}
+	}
+	ended := "-"
+	for _, c := range p.Status.ContainerStatuses {
+		if c.State.Terminated != nil {
+			ended = fmt.Sprintf("exit %d at %s", c.State.Terminated.ExitCode, c.State.Terminated.FinishedAt.UTC().Format(time.TimeOnly))
+		}
+	}
+	deleting := "-"
+	if p.DeletionTimestamp != nil {
+		deleting = p.DeletionTimestamp.UTC().Format(time.TimeOnly)
+	}
+	return fmt.Sprintf("%s created %s node %q phase %s ready %s ended %s deletion %s finalizers %v rv %s",
+		p.Name, p.CreationTimestamp.UTC().Format(time.TimeOnly), p.Spec.NodeName, p.Status.Phase, ready, ended, deleting, p.Finalizers, p.ResourceVersion)
+}
+
 // diagnose logs where the Pods of ns are (by phase, scheduled or not) and
 // the end of kwok's and the controller's logs, for a run with stuck Jobs.
 func (s *side) diagnose(ctx context.Context, t *testing.T, ns string) {
@@ -488,5 +583,51 @@ func (s *side) diagnose(ctx context.Context, t *testing.T, ns string) {
 	t.Logf("%s: Pods of %s by phase: %v", s.name, ns, counts)
 	for _, p := range []*framework.Process{s.kwok, s.scheduler, s.controllerProcess()} {
 		t.Logf("%s: last lines of %s:\n%s", s.name, p.Name, framework.Tail(p.LogFile, 6))
+	}
+}
+
+// TestTrackerLate reports the unfinished Jobs, in the order they were
+// created, only once some Job has finished and none has for lateAfter
+// since that finish and since the last create was sent.
+func TestTrackerLate(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 23, 0, 0, 0, time.UTC)
+	specs := []jobSpec{{name: "a"}, {name: "b"}, {name: "c"}, {name: "d"}}
+	for _, tc := range []struct {
+		name       string
+		finished   map[string]time.Time
+		quietSince time.Time
+		now        time.Time
+		want       []string
+	}{{
+		name:       "none finished: a slow start is not late",
+		quietSince: t0,
+		now:        t0.Add(10 * lateAfter),
+	}, {
+		name:       "the last finish is recent",
+		finished:   map[string]time.Time{"b": t0.Add(time.Minute)},
+		quietSince: t0,
+		now:        t0.Add(time.Minute + lateAfter - time.Second),
+	}, {
+		name:       "the last create is recent",
+		finished:   map[string]time.Time{"b": t0},
+		quietSince: t0.Add(time.Minute),
+		now:        t0.Add(time.Minute + lateAfter - time.Second),
+	}, {
+		name:       "quiet for lateAfter after both",
+		finished:   map[string]time.Time{"b": t0, "c": t0.Add(time.Minute)},
+		quietSince: t0,
+		now:        t0.Add(time.Minute + lateAfter),
+		want:       []string{"a", "d"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &tracker{finished: map[string]time.Time{}}
+			for name, at := range tc.finished {
+				tr.finished[name] = at
+				tr.lastFinish = latest(tr.lastFinish, at)
+			}
+			if diff := cmp.Diff(tc.want, tr.late(specs, tc.now, tc.quietSince)); diff != "" {
+				t.Errorf("late Jobs (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -505,11 +505,12 @@ func (s *side) podsWithFinalizer(ctx context.Context, ns string) (int, []corev1.
 	}
 }
 
-// reportLate logs, for the first few Jobs of names, the Job's status and
-// where each of its Pods is (phase, Node, readiness, finalizers, deletion,
-// when its containers ended): whether the cluster (a Pod not scheduled,
-// not started or not ended by kwok) or the controller (a Pod that ended
-// long ago and is not counted) holds the Job up.
+// reportLate logs, for the first few Jobs of names, the Job's status, its
+// Pods by phase and where each of those not yet ended and counted is
+// (phase, Node, readiness, finalizers, deletion, when its containers
+// ended): whether the cluster (a Pod not scheduled, not started or not
+// ended by kwok) or the controller (a Pod that ended long ago and is not
+// counted) holds the Job up.
 func (s *side) reportLate(ctx context.Context, t *testing.T, ns string, names []string) {
 	t.Helper()
 	const most = 3
@@ -526,12 +527,23 @@ func (s *side) reportLate(ctx context.Context, t *testing.T, ns string, names []
 			st, _, _ := unstructured.NestedMap(u.Object, "status")
 			t.Logf("%s: Job %s (resourceVersion %s): status %v", s.name, name, u.GetResourceVersion(), st)
 		}
+		// The Pods that ended and were counted are only counted here;
+		// the others, which hold the Job up, are shown one by one.
+		const mostPods = 10
+		byPhase, shown := map[corev1.PodPhase]int{}, 0
 		for _, p := range pods.Items {
 			if ref := metav1.GetControllerOf(&p); ref == nil || ref.Name != name {
 				continue
 			}
+			byPhase[p.Status.Phase]++
+			ended := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+			if (ended && !slices.Contains(p.Finalizers, s.finalize)) || shown >= mostPods {
+				continue
+			}
+			shown++
 			t.Logf("%s:   Pod %s", s.name, podSummary(&p))
 		}
+		t.Logf("%s:   Pods of %s by phase: %v", s.name, name, byPhase)
 	}
 }
 

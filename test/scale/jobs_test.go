@@ -385,7 +385,10 @@ func (s *side) runJobs(ctx context.Context, t *testing.T, ns string, specs []job
 		if lastDone >= out.Created {
 			return true, nil
 		}
-		if late := tr.late(specs, time.Now(), createsSent); !reported && late != nil {
+		if reported {
+			return false, nil
+		}
+		if late := tr.late(specs, time.Now(), createsSent); late != nil {
 			reported = true
 			s.reportLate(ctx, t, ns, late)
 		}

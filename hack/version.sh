@@ -26,7 +26,14 @@
 #
 # The git version is `git describe --tags` of the nearest v* tag, or
 # ${BASE_VERSION}-<short commit> when there is none, with -dirty appended
-# when tracked or untracked files differ from the commit. The build date is
+# when tracked or untracked files differ from the commit.
+#
+# A release build sets RELEASE_VERSION (make release VERSION=vX.Y.Z does,
+# docs/releasing.md): the git version is then exactly that, whatever tags
+# the clone has, after three checks that fail the script: the version is
+# vMAJOR.MINOR.PATCH with an optional -prerelease (semver 2.0, no build
+# metadata: an image tag cannot hold its '+'); the tree is clean; a tag of
+# that name, if there is one, is on this commit. The build date is
 # the commit time (or SOURCE_DATE_EPOCH when set), never the wall clock, so
 # that the same commit always builds the same binary and image.
 #
@@ -48,6 +55,24 @@ VERSION_PKG="k8s.io/component-base/version"
 
 die() { echo "!!! [version] $*" >&2; exit 1; }
 
+# A semver 2.0 pre-release identifier: digits without a leading zero, or
+# alphanumerics and hyphens with at least one non-digit.
+PRE_ID='(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)'
+SEMVER_RE="^v(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-${PRE_ID}(\\.${PRE_ID})*)?\$"
+
+# check_release_version dies unless $1 may stamp a release of HEAD.
+check_release_version() {
+	local v="$1" tagged
+	[[ "${v}" =~ ${SEMVER_RE} ]] ||
+		die "RELEASE_VERSION=${v} is not a release version: want vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-PRERELEASE (e.g. v0.2.0, v1.0.0-rc.1)"
+	[[ "${GIT_TREE_STATE}" == "clean" ]] ||
+		die "RELEASE_VERSION=${v}: the tree differs from commit ${GIT_COMMIT:0:12} (git status --porcelain); a release is built from a commit, nothing else"
+	if tagged="$(git rev-parse -q --verify "refs/tags/${v}^{commit}")"; then
+		[[ "${tagged}" == "${GIT_COMMIT}" ]] ||
+			die "RELEASE_VERSION=${v}: tag ${v} names commit ${tagged:0:12}, not this one (${GIT_COMMIT:0:12})"
+	fi
+}
+
 component_base="$(awk '$1 == "k8s.io/component-base" { print $2; exit }' go.mod)"
 [[ "${component_base}" =~ ^v0\.([0-9]+)\.[0-9]+$ ]] ||
 	die "cannot read the k8s.io/component-base requirement from go.mod (got '${component_base}')"
@@ -68,7 +93,14 @@ if git rev-parse --git-dir >/dev/null 2>&1; then
 		GIT_VERSION+="-dirty"
 	fi
 	EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct HEAD)}"
+	if [[ -n "${RELEASE_VERSION:-}" ]]; then
+		check_release_version "${RELEASE_VERSION}"
+		GIT_VERSION="${RELEASE_VERSION}"
+	fi
 else
+	[[ -z "${RELEASE_VERSION:-}" ]] ||
+		die "RELEASE_VERSION=${RELEASE_VERSION}: a release is built from a git clone (its commit and tags are checked)"
+
 	# A source archive without .git: no commit to name.
 	GIT_COMMIT=""
 	GIT_TREE_STATE=""

@@ -77,6 +77,13 @@ kueue-image: kueue-bins ## OCI image tarball of batch-kueue: _output/images/batc
 		--version $(GIT_VERSION) --revision $(GIT_COMMIT) \
 		--created $(SOURCE_EPOCH) --os linux --arch $$($(GO) env GOARCH)
 
+# A release of this commit (docs/releasing.md): refuses a version that is
+# not vX.Y.Z[-pre], a dirty tree, a tag of that name on another commit and
+# a version CHANGELOG.md has no section for.
+.PHONY: release
+release: ## make release VERSION=vX.Y.Z: _output/release/VERSION with both images tagged VERSION, the manifests rendered with those tags, the kubectl-bjob archive, RELEASE_NOTES.md and SHA256SUMS (hack/release.sh).
+	bash hack/release.sh "$(VERSION)"
+
 demo: build scale-bins ## A throwaway cluster (kube-apiserver, kube-scheduler, KWOK nodes) with batch-apiserver aggregated and its controller on: the examples run to Complete, then it waits for Ctrl-C and removes everything.
 	bash hack/demo.sh
 

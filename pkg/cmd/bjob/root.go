@@ -31,6 +31,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/version"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
@@ -126,7 +127,14 @@ func newCommand(streams genericiooptions.IOStreams, clients ClientsFunc) *cobra.
 		},
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// The version make build stamps (hack/version.sh), as batch-apiserver
+		// --version prints it.
+		Version: version.Get().GitVersion,
 	}
+	cmd.SetVersionTemplate("kubectl-bjob {{.Version}}\n")
+	// Declared here so that cobra does not add its -v shorthand: kubectl
+	// users read -v as log verbosity.
+	cmd.Flags().Bool("version", false, "Print the version of kubectl-bjob and exit.")
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)

@@ -167,6 +167,7 @@ type Server struct {
 	lock      *fileutil.LockedFile
 	endpoints []string
 	closing   *atomic.Bool
+	dataDir   string
 	socketDir string
 	closeOnce sync.Once
 	closeErr  error
@@ -242,20 +243,27 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 				return nil, fmt.Errorf("creating a directory for the etcd socket: %w", err)
 			}
 			socketPath = filepath.Join(socketDir, socketFileName)
+			// Clients in other processes (snapshot save) find it
+			// through the data directory (ClientSocket).
+			if err := writeSocketPointer(cfg.DataDir, socketPath); err != nil {
+				lock.Close()
+				removeSocketDir(cfg.DataDir, socketDir)
+				return nil, err
+			}
 		}
 		clientURL = &url.URL{Scheme: "unix", Path: socketPath}
 	}
 	e, err := startWithPorts(cfg, logger, clientURL, peerURL)
 	if err != nil {
 		lock.Close()
-		removeSocketDir(socketDir)
+		removeSocketDir(cfg.DataDir, socketDir)
 		return nil, err
 	}
 	stop := func() {
 		closing.Store(true)
 		e.Close()
 		lock.Close()
-		removeSocketDir(socketDir)
+		removeSocketDir(cfg.DataDir, socketDir)
 	}
 
 	timeout := cfg.StartTimeout
@@ -283,7 +291,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("waiting for embedded etcd in %s to become ready: %w", cfg.DataDir, ctx.Err())
 	}
 
-	s := &Server{etcd: e, lock: lock, closing: closing, socketDir: socketDir}
+	s := &Server{etcd: e, lock: lock, closing: closing, dataDir: cfg.DataDir, socketDir: socketDir}
 	for _, l := range e.Clients {
 		addr := l.Addr()
 		if addr.Network() != "unix" {
@@ -301,10 +309,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// removeSocketDir removes the private directory that held the socket, if
-// Start made one.
-func removeSocketDir(dir string) {
+// removeSocketDir removes the private directory that held the socket, and
+// the pointer to it in dataDir, if Start made one.
+func removeSocketDir(dataDir, dir string) {
 	if dir != "" {
+		removeSocketPointer(dataDir)
 		_ = os.RemoveAll(dir)
 	}
 }
@@ -519,7 +528,7 @@ func (s *Server) Close() error {
 		if err := s.lock.Close(); err != nil {
 			s.closeErr = fmt.Errorf("unlocking etcd data directory: %w", err)
 		}
-		removeSocketDir(s.socketDir)
+		removeSocketDir(s.dataDir, s.socketDir)
 	})
 	return s.closeErr
 }

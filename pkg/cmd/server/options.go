@@ -60,6 +60,7 @@ import (
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/apiserver"
 	"github.com/batch-apiserver/batch-apiserver/pkg/certs"
+	"github.com/batch-apiserver/batch-apiserver/pkg/cmd/snapshot"
 	"github.com/batch-apiserver/batch-apiserver/pkg/controller/jobhost"
 	"github.com/batch-apiserver/batch-apiserver/pkg/embeddedetcd"
 	_ "github.com/batch-apiserver/batch-apiserver/pkg/features" // registers our gates in --feature-gates
@@ -617,7 +618,11 @@ server with delegated authentication and authorization.
 The embedded Job controller runs the Pods of Jobs when the server has a
 cluster to run them in: in aggregated mode the host cluster (in-cluster
 config or --kubeconfig); in standalone mode only the cluster --kubeconfig
-names. Without one, Jobs are stored but not run.`,
+names. Without one, Jobs are stored but not run.
+
+batch-apiserver snapshot save|restore backs up a running standalone server
+and restores a backup into a new data directory (batch-apiserver snapshot
+--help).`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(); err != nil {
@@ -633,5 +638,6 @@ names. Without one, Jobs are stored but not run.`,
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
 	o.AddFlags(cmd)
+	cmd.AddCommand(snapshot.NewCommand(out))
 	return cmd
 }

@@ -43,9 +43,9 @@ IMAGE_TAR   = $(IMAGE_DIR)/batch-apiserver.tar
 # tests link, not a second copy of the whole tree built with cgo.
 GO_TEST     = CGO_ENABLED=0 $(GO) test -trimpath
 # Packages of the unit tier: everything but the integration, e2e and scale tiers.
-UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/scale)
+UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/scale -e /test/upgrade)
 
-.PHONY: all build image run demo promtool test-monitoring test test-image test-unit test-integration test-flakes test-e2e test-kueue-unit kueue-bins kueue-image test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
+.PHONY: all build image run demo promtool test-monitoring test test-image test-unit test-integration test-flakes test-e2e test-upgrade upgrade-bins test-kueue-unit kueue-bins kueue-image test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
 
 all: build
 
@@ -95,7 +95,7 @@ run: build ## Run standalone on the embedded default (data in ./data, HTTPS on 1
 # integration tiers need nothing but the main module, so they run before
 # the other modules (Kueue, promtool) and the host binaries the e2e and
 # scale tiers run (e2e-bins, scale-bins, kueue-bins) are compiled.
-test: build verify image test-image test-unit test-integration test-kueue-unit test-monitoring test-e2e test-scale ## Every tier CI runs, after checking generated code is current.
+test: build verify image test-image test-unit test-integration test-kueue-unit test-monitoring test-e2e test-upgrade test-scale ## Every tier CI runs, after checking generated code is current.
 
 test-image: ## Tests of the image builder (its own module).
 	cd hack/image && GOWORK=off $(GO_TEST) -count=1 ./...
@@ -142,6 +142,17 @@ e2e-bins: ## Build kube-apiserver, kube-controller-manager and kubectl v1.37.2 (
 test-e2e: build e2e-bins scale-bins kueue-bins ## kube-apiserver + kube-controller-manager + kubectl v1.37.2 with batch-apiserver aggregated, and standalone; Kueue and MultiKueue over two clusters (test/e2e/kueue).
 	BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
 		$(GO_TEST) -p 1 -count=1 -v -timeout 30m ./test/e2e/...
+
+# The previous version is the commit hack/upgrade-from pins, built from
+# this repository's own history (git archive, no checkout) with the same Go
+# caches; the binary is kept in _output/upgrade/<version>-<commit>/.
+upgrade-bins: ## Build the previous version's batch-apiserver (hack/upgrade-from) from the local git history (cached).
+	bash hack/build-upgrade-from.sh >/dev/null
+
+test-upgrade: build e2e-bins upgrade-bins ## The previous version and this one on the same data, both ways: a standalone data directory, and two aggregated replicas on a three-member etcd rolled one at a time under write load with Jobs in flight.
+	UPGRADE_FROM_BIN=$$(bash hack/build-upgrade-from.sh 2>/dev/null | tail -n1) \
+		BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
+		$(GO_TEST) -count=1 -v -timeout 20m ./test/upgrade/
 
 scale-bins: e2e-bins ## Build kwok v0.8.0 (hack/tools/kwok, cached) beside kube-scheduler and the other host binaries.
 	bash hack/build-scale-bins.sh

@@ -21,19 +21,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
 	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
 )
@@ -58,168 +51,29 @@ func faultSize() faultLoadSize {
 	return faultLoadSize{writers: 8, load: 2 * time.Second, trials: 1}
 }
 
-// faultManager is the managedBy of the Jobs the fault load writes: our
-// controller leaves them alone, so only the load writes their status.
-const faultManager = "faults.e2e.jobs.dev/writer"
-
-// ackedWrites records what the server acknowledged (2xx) and what was
-// attempted, per Job: the status.active value of the last acknowledged and
-// of the last attempted status update (0 for the create alone).
-type ackedWrites struct {
-	mu        sync.Mutex
-	acked     map[string]int32
-	attempted map[string]int32
-	creates   int
-	updates   int
-	failures  map[string]int
-	// examples holds the first message of each failure kind but
-	// connection errors, for the log.
-	examples map[string]string
-}
-
-func newAckedWrites() *ackedWrites {
-	return &ackedWrites{acked: map[string]int32{}, attempted: map[string]int32{}, failures: map[string]int{}, examples: map[string]string{}}
-}
-
-func (a *ackedWrites) attempt(name string, active int32) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.attempted[name] = active
-}
-
-func (a *ackedWrites) ack(name string, active int32) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if active == 0 {
-		a.creates++
-	} else {
-		a.updates++
-	}
-	a.acked[name] = active
-}
-
-func (a *ackedWrites) fail(err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	reason := "connection"
-	if status, ok := err.(apierrors.APIStatus); ok {
-		reason = fmt.Sprint(status.Status().Code)
-		if _, seen := a.examples[reason]; !seen {
-			a.examples[reason] = status.Status().Message + " at " + time.Now().Format("15:04:05.000")
-		}
-	}
-	a.failures[reason]++
-}
-
-// faultJob is the Job the load creates: small, valid, managed elsewhere.
-func faultJob(name string) *batchv1.Job {
-	managedBy := faultManager
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"e2e": "faults"}},
-		Spec: batchv1.JobSpec{
-			ManagedBy: &managedBy,
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				Containers:    []corev1.Container{{Name: "main", Image: "busybox:1.36", Command: []string{"true"}}},
-			}},
-		},
-	}
-}
-
-// runFaultLoad runs writers until ctx is done: each creates a Job, then
-// updates its status three times (active 1, 2, 3), then the next Job.
-// Errors are expected once the fault strikes; each writer keeps going.
-func runFaultLoad(ctx context.Context, client versioned.Interface, ns, prefix string, writers int, acked *ackedWrites) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			jobs := client.BatchV1().Jobs(ns)
-			for n := 0; ctx.Err() == nil; n++ {
-				name := fmt.Sprintf("%s-w%d-%d", prefix, w, n)
-				acked.attempt(name, 0)
-				job, err := jobs.Create(ctx, faultJob(name), metav1.CreateOptions{})
-				if err != nil {
-					acked.fail(err)
-					time.Sleep(50 * time.Millisecond)
-					continue
-				}
-				acked.ack(name, 0)
-				now := metav1.Now()
-				for active := int32(1); active <= 3 && ctx.Err() == nil; active++ {
-					job.Status.StartTime = &now
-					job.Status.Active = active
-					acked.attempt(name, active)
-					updated, err := jobs.UpdateStatus(ctx, job, metav1.UpdateOptions{})
-					if err != nil {
-						acked.fail(err)
-						break
-					}
-					acked.ack(name, active)
-					job = updated
-				}
-			}
-		}()
-	}
-	return &wg
-}
-
-// wantNoClientErrors fails the test when the server answered a write of the
-// load with a 4xx: a server fault must never look like the client's error
-// (wrong credentials, a missing Job).
-func wantNoClientErrors(t *testing.T, acked *ackedWrites) {
-	t.Helper()
-	acked.mu.Lock()
-	defer acked.mu.Unlock()
-	for code, n := range acked.failures {
-		if code[0] == '4' {
-			t.Errorf("%d writes answered %s: %s", n, code, acked.examples[code])
-		}
-	}
-}
-
 // verifyAcked checks, after the fault and the restart, that every
-// acknowledged create is there and that each Job's status holds its last
-// acknowledged update or a later attempted one: never less.
-func verifyAcked(t *testing.T, client versioned.Interface, ns, prefix string, acked *ackedWrites) (found int) {
+// acknowledged write is stored (framework.AckedWrites.Verify).
+func verifyAcked(t *testing.T, client versioned.Interface, ns, prefix string, acked *framework.AckedWrites) (found int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	list, err := client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	found, lost, err := acked.Verify(ctx, client, ns, prefix)
 	if err != nil {
-		t.Fatalf("listing after the restart: %v", err)
+		t.Fatalf("after the restart: %v", err)
 	}
-	stored := map[string]int32{}
-	for _, j := range list.Items {
-		stored[j.Name] = j.Status.Active
-	}
-	var lost []string
-	for name, want := range acked.acked {
-		got, ok := stored[name]
-		switch {
-		case !ok:
-			lost = append(lost, name+": missing")
-		case got < want || got > acked.attempted[name]:
-			lost = append(lost, fmt.Sprintf("%s: status.active %d, acknowledged %d, last attempted %d", name, got, want, acked.attempted[name]))
-		default:
-			found++
-		}
-	}
-	for name := range stored {
-		// Earlier trials wrote in the same namespace under other prefixes.
-		if !strings.HasPrefix(name, prefix) {
-			continue
-		}
-		if _, ok := acked.attempted[name]; !ok {
-			lost = append(lost, name+": stored but never written")
-		}
-	}
-	sort.Strings(lost)
 	if len(lost) > 0 {
 		t.Errorf("%d acknowledged writes lost or wrong after the crash:\n%v", len(lost), lost)
 	}
 	return found
+}
+
+// wantNoClientErrors fails the test when the server answered a write of the
+// load with a 4xx.
+func wantNoClientErrors(t *testing.T, acked *framework.AckedWrites) {
+	t.Helper()
+	for _, e := range acked.ClientErrors() {
+		t.Error(e)
+	}
 }
 
 // crashUnderLoad loads the server behind client, calls crash while the
@@ -227,9 +81,9 @@ func verifyAcked(t *testing.T, client versioned.Interface, ns, prefix string, ac
 func crashUnderLoad(t *testing.T, what string, client func() versioned.Interface, ns string, crash func(), restart func() time.Duration) {
 	size := faultSize()
 	for trial := range size.trials {
-		acked := newAckedWrites()
+		acked := framework.NewAckedWrites()
 		ctx, cancel := context.WithCancel(context.Background())
-		wg := runFaultLoad(ctx, client(), ns, fmt.Sprintf("t%d", trial), size.writers, acked)
+		wg := framework.RunWriteLoad(ctx, client(), ns, fmt.Sprintf("t%d", trial), size.writers, acked)
 		time.Sleep(size.load)
 		crash()
 		// Writes in flight when the process died fail; give them a moment.
@@ -239,10 +93,12 @@ func crashUnderLoad(t *testing.T, what string, client func() versioned.Interface
 		ready := restart()
 		found := verifyAcked(t, client(), ns, fmt.Sprintf("t%d-", trial), acked)
 		wantNoClientErrors(t, acked)
-		t.Logf("%s trial %d: %d writers for %s, then SIGKILL: %d creates and %d status updates acknowledged (%d Jobs), %d found intact after the restart, failures during the crash by code %v; restart to ready %s; first message of each failure code %q",
-			what, trial+1, size.writers, size.load, acked.creates, acked.updates, len(acked.acked), found, acked.failures, ready.Round(time.Millisecond), acked.examples)
-		if acked.creates == 0 || acked.updates == 0 {
-			t.Errorf("the load acknowledged %d creates and %d updates before the crash; the test proved nothing", acked.creates, acked.updates)
+		creates, updates := acked.Counts()
+		failures, examples := acked.Failures()
+		t.Logf("%s trial %d: %d writers for %s, then SIGKILL: %d creates and %d status updates acknowledged, %d Jobs found intact after the restart, failures during the crash by code %v; restart to ready %s; first message of each failure code %q",
+			what, trial+1, size.writers, size.load, creates, updates, found, failures, ready.Round(time.Millisecond), examples)
+		if creates == 0 || updates == 0 {
+			t.Errorf("the load acknowledged %d creates and %d updates before the crash; the test proved nothing", creates, updates)
 		}
 	}
 }
@@ -313,10 +169,7 @@ func TestCrashAggregated(t *testing.T) {
 // requests fail fast once the server is gone.
 func faultClient(t *testing.T, cfg *rest.Config) versioned.Interface {
 	t.Helper()
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS = -1
-	cfg.Timeout = 10 * time.Second
-	c, err := versioned.NewForConfig(cfg)
+	c, err := framework.WriteLoadClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,19 +94,18 @@ func TestHA(t *testing.T) {
 	}
 
 	size := faultSize()
-	acked := newAckedWrites()
+	acked := framework.NewAckedWrites()
 	loadCtx, stopLoad := context.WithCancel(ctx)
-	wgLeader := runFaultLoad(loadCtx, faultClient(t, leader.Config), ns, "leader", size.writers/2, acked)
-	wgSurvivor := runFaultLoad(loadCtx, faultClient(t, survivor.Config), ns, "survivor", size.writers/2, acked)
+	wgLeader := framework.RunWriteLoad(loadCtx, faultClient(t, leader.Config), ns, "leader", size.writers/2, acked)
+	wgSurvivor := framework.RunWriteLoad(loadCtx, faultClient(t, survivor.Config), ns, "survivor", size.writers/2, acked)
 	time.Sleep(size.load)
 
 	etcd.Members[0].Kill()
 	cluster.KillProcess(leader.Process)
 	killed := time.Now()
 	t.Logf("killed etcd member m0 and the leader at %s", killed.Format("15:04:05.000"))
-	acked.mu.Lock()
-	atKill := acked.creates + acked.updates
-	acked.mu.Unlock()
+	creates, updates := acked.Counts()
+	atKill := creates + updates
 
 	newHolder, newLeader := waitLeader(firstHolder)
 	takeover := time.Since(killed)
@@ -120,14 +119,14 @@ func TestHA(t *testing.T) {
 	stopLoad()
 	wgLeader.Wait()
 	wgSurvivor.Wait()
-	acked.mu.Lock()
-	afterKill := acked.creates + acked.updates - atKill
-	acked.mu.Unlock()
+	creates, updates = acked.Counts()
+	afterKill := creates + updates - atKill
 	if afterKill == 0 {
 		t.Errorf("the surviving replica acknowledged no write after one etcd member and the other replica died")
 	}
 	found := verifyAcked(t, faultClient(t, survivor.Config), ns, "", acked)
 	wantNoClientErrors(t, acked)
+	failures, examples := acked.Failures()
 	t.Logf("HA: 3 etcd members, 2 replicas, %d writers for %s; killed etcd member m0 and the leading replica: %d creates and %d status updates acknowledged in all (%d after the kill, by the survivor), %d Jobs found intact; failures %v; the survivor led the Job controller %s after the kill; first message of each failure code %q",
-		size.writers, size.load, acked.creates, acked.updates, afterKill, found, acked.failures, takeover.Round(time.Millisecond), acked.examples)
+		size.writers, size.load, creates, updates, afterKill, found, failures, takeover.Round(time.Millisecond), examples)
 }

@@ -320,12 +320,28 @@ func (r *jobControllerRunner) run(ctx context.Context, jobClient jobClients) {
 
 // runTerm campaigns for the lease and runs the controller while it holds
 // it. It returns when the lease is lost (the controller stopped) or ctx is
-// done (the lease released).
+// done (the controller stopped, then the lease released).
+//
+// The lease is released only once the controller of this term has
+// stopped, its workers included: the elector releases when its own context
+// ends, so that context is not ctx but one this term ends itself after
+// runController has returned. A replica shutting down during a rolling
+// update therefore never lets the next leader start while its own workers
+// still create Pods or write status.
 func (r *jobControllerRunner) runTerm(ctx context.Context, jobClient jobClients) {
 	logger := klog.FromContext(ctx)
 	le := r.opts.LeaderElection
-	termCtx, endTerm := context.WithCancel(ctx)
+	termCtx, endTerm := context.WithCancel(context.WithoutCancel(ctx))
 	defer endTerm()
+	// Campaigning stops with ctx; leading, the term ends when the
+	// controller has stopped (below).
+	var leading atomic.Bool
+	stopCampaign := context.AfterFunc(ctx, func() {
+		if !leading.Load() {
+			endTerm()
+		}
+	})
+	defer stopCampaign()
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            r.lock,
 		LeaseDuration:   le.LeaseDuration.Duration,
@@ -334,11 +350,18 @@ func (r *jobControllerRunner) runTerm(ctx context.Context, jobClient jobClients)
 		ReleaseOnCancel: true,
 		Name:            r.leaseName,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
+			OnStartedLeading: func(leaseCtx context.Context) {
+				leading.Store(true)
 				logger.Info("Leading: starting the Job controller", "lease", r.lock.Describe(), "identity", r.lock.Identity())
-				r.runController(ctx, jobClient)
-				// A controller that stopped on its own (it failed to
-				// start) must not keep the lease from another replica.
+				// The controller stops when the server stops or the
+				// lease is lost, whichever comes first.
+				controllerCtx, stopController := context.WithCancel(ctx)
+				stopOnLoss := context.AfterFunc(leaseCtx, stopController)
+				r.runController(controllerCtx, jobClient)
+				stopOnLoss()
+				stopController()
+				// Stopped, on its own (it failed to start) or not: only
+				// now may the lease go to another replica.
 				endTerm()
 			},
 			OnStoppedLeading: func() {

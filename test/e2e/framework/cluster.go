@@ -545,7 +545,7 @@ func (c *Cluster) startBatchAPIServer(ctx context.Context) error {
 	if err := c.writeHostKubeconfig(c.batchKubeconfig, clientcmdapi.AuthInfo{Token: strings.TrimSpace(res.Stdout)}); err != nil {
 		return err
 	}
-	p, err := c.startBatchProcess(ctx, "batch-apiserver", c.BatchPort, c.opts.BatchAPIServerArgs...)
+	p, err := c.startBatchProcess(ctx, c.Bins.BatchAPIServer, "batch-apiserver", c.BatchPort, c.opts.BatchAPIServerArgs...)
 	if err != nil {
 		return err
 	}
@@ -608,7 +608,7 @@ func (c *Cluster) ControllerFlagsMissing() []string {
 // controller (it has a host cluster through --kubeconfig) and
 // POD_NAMESPACE for its Lease, and waits until it is ready. Every replica
 // shares the host etcd, the serving certificate and the identity.
-func (c *Cluster) startBatchProcess(ctx context.Context, name string, port int, extraArgs ...string) (*Process, error) {
+func (c *Cluster) startBatchProcess(ctx context.Context, bin, name string, port int, extraArgs ...string) (*Process, error) {
 	args := []string{
 		"--etcd-servers=" + strings.Join(c.EtcdEndpoints, ","),
 		"--etcd-prefix=" + EtcdPrefix,
@@ -628,7 +628,7 @@ func (c *Cluster) startBatchProcess(ctx context.Context, name string, port int, 
 	// replace the usual ones (a repeated list flag such as --etcd-servers
 	// would add to them, not replace them).
 	args = append(withoutFlags(args, extraArgs), extraArgs...)
-	p, err := StartProcessEnv(c.LogDir, name, c.Bins.BatchAPIServer, []string{"POD_NAMESPACE=" + Namespace}, args...)
+	p, err := StartProcessEnv(c.LogDir, name, bin, []string{"POD_NAMESPACE=" + Namespace}, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -675,11 +675,17 @@ type BatchReplica struct {
 // and waits until it is ready. Stop stops it with the
 // rest; KillProcess ends it early.
 func (c *Cluster) StartBatchReplica(ctx context.Context, name string, extraArgs ...string) (*BatchReplica, error) {
+	return c.StartBatchReplicaOf(ctx, c.Bins.BatchAPIServer, name, extraArgs...)
+}
+
+// StartBatchReplicaOf is StartBatchReplica with another batch-apiserver
+// binary (the upgrade tier runs the previous version's beside this one).
+func (c *Cluster) StartBatchReplicaOf(ctx context.Context, bin, name string, extraArgs ...string) (*BatchReplica, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.startBatchProcess(ctx, name, port, extraArgs...)
+	p, err := c.startBatchProcess(ctx, bin, name, port, extraArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -752,7 +758,7 @@ func (c *Cluster) StopProcess(p *Process) {
 // again on its port (after KillProcess) and waits until the APIServices are
 // Available again.
 func (c *Cluster) RestartBatchAPIServer(ctx context.Context) error {
-	p, err := c.startBatchProcess(ctx, "batch-apiserver", c.BatchPort, c.opts.BatchAPIServerArgs...)
+	p, err := c.startBatchProcess(ctx, c.Bins.BatchAPIServer, "batch-apiserver", c.BatchPort, c.opts.BatchAPIServerArgs...)
 	if err != nil {
 		return err
 	}
@@ -777,6 +783,28 @@ func binaryFlags(bin string) (map[string]bool, error) {
 }
 
 var flagRE = regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z0-9][a-z0-9-]*)`)
+
+// PrepareBatchReplicas does for a cluster started with NoBatchAPIServer
+// what starting the batch-apiserver behind the APIServices does for the
+// replicas that follow: it reads the flags of the binary (so that the Job
+// controller runs with the harness's leader election timings) and writes
+// the kubeconfig of batch-apiserver's ServiceAccount.
+func (c *Cluster) PrepareBatchReplicas() error {
+	flags, err := binaryFlags(c.Bins.BatchAPIServer)
+	if err != nil {
+		return err
+	}
+	c.BatchFlags = flags
+	_, err = c.ServiceAccountKubeconfig()
+	return err
+}
+
+// RegisterAPIServices registers the APIServices at BatchPort (a cluster
+// started with NoBatchAPIServer, once something serves there) and waits
+// until they are Available.
+func (c *Cluster) RegisterAPIServices(ctx context.Context) error {
+	return c.registerAPIServices(ctx)
+}
 
 // registerAPIServices applies artifacts/deploy/apiservice.yaml with the
 // real caBundle and port and waits until every APIService is Available.

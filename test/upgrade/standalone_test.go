@@ -55,6 +55,11 @@ func TestStandaloneUpgradeAndRollback(t *testing.T) {
 		if err := os.MkdirAll(logDir, 0o700); err != nil {
 			t.Fatal(err)
 		}
+		// Each start writes a kubeconfig for its own port, and
+		// StartStandalone waits for that one.
+		if err := os.Remove(filepath.Join(dataDir, "kubeconfig")); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
 		s, err := framework.StartStandalone(ctx, bin, dataDir, logDir)
 		if err != nil {
 			t.Fatalf("step %d, starting %s: %v", step, name, err)

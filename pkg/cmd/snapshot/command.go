@@ -73,8 +73,8 @@ whole is an error, never a partial file.`,
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(out, "Saved snapshot %s: %s, revision %d, %d keys, etcd storage %s, in %s\n",
-				res.File, byteSize(res.Size), res.Revision, res.Keys, storageVersion(res.StorageVersion), res.Duration.Round(time.Millisecond))
+			_, err = fmt.Fprintf(out, "Saved snapshot %s: %s, revision %d, %s, etcd storage %s, in %s\n",
+				res.File, byteSize(res.Size), res.Revision, keys(res.Keys), storageVersion(res.StorageVersion), res.Duration.Round(time.Millisecond))
 			return err
 		},
 	}
@@ -110,9 +110,9 @@ existing kubeconfigs and caBundles valid.`,
 			if res.CertsCopied {
 				certs = "certificates of " + opts.CertsFrom
 			}
-			_, err = fmt.Fprintf(out, "Restored %s into %s: %s, %d keys, revision %d -> %d (compacted), %s, in %s\n"+
+			_, err = fmt.Fprintf(out, "Restored %s into %s: %s, %s, revision %d -> %d (compacted), %s, in %s\n"+
 				"Start the server with --data-dir %s\n",
-				opts.File, res.DataDir, byteSize(res.Snapshot.Size), res.Snapshot.Keys, res.Snapshot.Revision, res.Revision,
+				opts.File, res.DataDir, byteSize(res.Snapshot.Size), keys(res.Snapshot.Keys), res.Snapshot.Revision, res.Revision,
 				certs, res.Duration.Round(time.Millisecond), opts.DataDir)
 			return err
 		},
@@ -143,4 +143,12 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB (%d bytes)", float64(n)/(1<<10), n)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// keys prints a count of etcd keys.
+func keys(n int) string {
+	if n == 1 {
+		return "1 key"
+	}
+	return fmt.Sprintf("%d keys", n)
 }

@@ -36,17 +36,20 @@ import (
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/authorization/path"
 	"k8s.io/apiserver/pkg/authorization/union"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	apiserverfeatures "k8s.io/apiserver/pkg/features"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/healthz"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/kubernetes"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/compatibility"
 	"k8s.io/component-base/logs"
@@ -433,8 +436,33 @@ func (o *Options) Config() (*apiserver.Config, *certs.StandaloneCerts, error) {
 		o.RecommendedOptions.CoreAPI = nil
 		defer func() { o.RecommendedOptions.CoreAPI = coreAPI }()
 	}
+	// The MutatingAdmissionPolicy plugin takes the schemas of our own
+	// kinds from this binary, not from the host's OpenAPI: a create its
+	// policies match is never refused because the host has not aggregated
+	// our OpenAPI yet (apiserver.PolicySchemas).
+	var policySchemas *apiserver.PolicySchemas
+	if o.RecommendedOptions.Admission != nil {
+		if policySchemas, err = apiserver.NewPolicySchemas(); err != nil {
+			return nil, nil, err
+		}
+		gate := o.RecommendedOptions.FeatureGate
+		o.RecommendedOptions.ExtraAdmissionInitializers = func(c *genericapiserver.RecommendedConfig) ([]admission.PluginInitializer, error) {
+			if c.ClientConfig == nil {
+				return nil, nil
+			}
+			client, err := kubernetes.NewForConfig(c.ClientConfig)
+			if err != nil {
+				return nil, fmt.Errorf("building the admission policy client: %w", err)
+			}
+			on := gate != nil && gate.Enabled(apiserverfeatures.MutatingAdmissionPolicy)
+			return []admission.PluginInitializer{policySchemas.Initializer(client, on)}, nil
+		}
+	}
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, nil, fmt.Errorf("applying options: %w", err)
+	}
+	if policySchemas != nil {
+		serverConfig.AddReadyzChecks(policySchemas.ReadyzCheck())
 	}
 	if clientCAReady != nil {
 		serverConfig.AddReadyzChecks(clientCAReady)

@@ -175,6 +175,10 @@ type ClusterOptions struct {
 	// the host's garbage collector looks a standalone server's Jobs up in
 	// the aggregated server, does not find them, and deletes their Pods.)
 	NoBatchAPIServer bool
+	// NoAPIServices starts batch-apiserver but registers no APIService:
+	// the host knows nothing of batch.jobs.dev (no discovery, no OpenAPI),
+	// as before an install's APIServices are Available.
+	NoAPIServices bool
 	// KubeControllers replaces the --controllers list of
 	// kube-controller-manager when it is not empty.
 	KubeControllers []string
@@ -226,6 +230,9 @@ func StartClusterWith(ctx context.Context, bins *Binaries, dir string, opts Clus
 			continue
 		}
 		if (s.name == "batch-apiserver" || s.name == "apiservices") && opts.NoBatchAPIServer {
+			continue
+		}
+		if s.name == "apiservices" && opts.NoAPIServices {
 			continue
 		}
 		start := time.Now()

@@ -31,6 +31,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
 )
 
@@ -129,7 +131,7 @@ func startClusters(ctx context.Context, dir string) (stop func(), err error) {
 			return stop, fmt.Errorf("%s cluster: %w", c.name, err)
 		}
 		*c.into = cl
-		if err := applySuspendPolicies(cl, bins.RepoRoot); err != nil {
+		if err := applySuspendPolicies(ctx, cl, bins.RepoRoot); err != nil {
 			return stop, fmt.Errorf("%s cluster: %w", c.name, err)
 		}
 		if err := cl.StartKueue(ctx, kueueBins, framework.KueueOptions{FeatureGates: "VisibilityOnDemand=false"}); err != nil {
@@ -155,7 +157,7 @@ const suspendPolicyFile = "artifacts/kueue/suspend-queued-jobs.yaml"
 // applied by batch-apiserver) and the same policy for batch/v1 Jobs
 // (applied by kube-apiserver), which stands in for Kueue's webhook: the
 // tests register none.
-func applySuspendPolicies(c *framework.Cluster, root string) error {
+func applySuspendPolicies(ctx context.Context, c *framework.Cluster, root string) error {
 	data, err := os.ReadFile(filepath.Join(root, suspendPolicyFile))
 	if err != nil {
 		return err
@@ -166,6 +168,35 @@ func applySuspendPolicies(c *framework.Cluster, root string) error {
 	for _, manifest := range []string{ours, upstream} {
 		if _, err := c.Kubectl().RunStdin(manifest, "apply", "-f", "-"); err != nil {
 			return fmt.Errorf("applying the suspend policies: %w", err)
+		}
+	}
+	return waitSuspendPolicies(ctx, c)
+}
+
+// waitSuspendPolicies waits, as a user can see it, until both servers
+// apply the policies they have just been given (their admission plugins
+// read policies through informers): a server-side dry run of a queued Job
+// comes back suspended. Any refusal fails at once, so that a policy that
+// cannot be applied (the 503 of issue 44) is not waited out.
+func waitSuspendPolicies(ctx context.Context, c *framework.Cluster) error {
+	for _, api := range []framework.JobAPI{framework.OurJobs, framework.UpstreamJobs} {
+		manifest := fmt.Sprintf(`{"apiVersion": %q, "kind": "Job",
+"metadata": {"name": "policy-probe", "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": "probe"}},
+"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}`, api.APIVersion())
+		var last string
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			res, err := c.Kubectl().RunStdin(manifest, "create", "--dry-run=server", "-o", "jsonpath={.spec.suspend}", "-f", "-")
+			if err != nil {
+				return false, err
+			}
+			if res.ExitCode != 0 {
+				return false, fmt.Errorf("a dry-run create of a queued %s Job was refused: %s", api.Name, res.Combined())
+			}
+			last = res.Stdout
+			return strings.TrimSpace(res.Stdout) == "true", nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for the suspend policy to apply to %s Jobs (last spec.suspend %q): %w", api.Name, last, err)
 		}
 	}
 	return nil

@@ -243,7 +243,8 @@ type pipeResponseWriter struct {
 var (
 	_ http.ResponseWriter = &pipeResponseWriter{}
 	_ http.Flusher        = &pipeResponseWriter{}
-	_ http.CloseNotifier  = &pipeResponseWriter{}
+	//lint:ignore SA1019 responsewriter.WrapForHTTP1Or2 keeps Flusher only on a writer that is also a CloseNotifier
+	_ http.CloseNotifier = &pipeResponseWriter{}
 )
 
 // Header returns the header the next WriteHeader sends.

@@ -265,7 +265,8 @@ func TestHandlerTransportWriterInterfaces(t *testing.T) {
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var i ifaces
 		_, i.Flusher = w.(http.Flusher)
-		_, i.CloseNotifier = w.(http.CloseNotifier) //nolint:staticcheck // the filters still look for it
+		//lint:ignore SA1019 the generic server's filters still look for it
+		_, i.CloseNotifier = w.(http.CloseNotifier)
 		_, i.Hijacker = w.(http.Hijacker)
 		got <- i
 	})
@@ -308,7 +309,8 @@ func TestHandlerTransportStreams(t *testing.T) {
 		var o outcome
 		o.ctxErr = r.Context().Err()
 		select {
-		case o.closeNotify = <-w.(http.CloseNotifier).CloseNotify(): //nolint:staticcheck // the filters still use it
+		//lint:ignore SA1019 the generic server's filters still use it
+		case o.closeNotify = <-w.(http.CloseNotifier).CloseNotify():
 		case <-time.After(testBound):
 		}
 		_, o.writeErr = io.WriteString(w, "late")

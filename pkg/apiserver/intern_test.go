@@ -49,7 +49,7 @@ func storedJob(name string, uid types.UID) *batch.Job {
 			Name: name, Namespace: "stored", UID: uid, ResourceVersion: "7", Labels: labels(),
 			ManagedFields: []metav1.ManagedFieldsEntry{{
 				Manager: "writer", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "batch.jobs.dev/v1",
-				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:template":{}}}`)},
+				FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{}}}`),
 			}},
 		},
 		Spec: batch.JobSpec{
@@ -130,7 +130,7 @@ func TestInternDecoder(t *testing.T) {
 			t.Errorf("%s %q: two Jobs hold copies of their own", what, pair[0])
 		}
 	}
-	if &a.ManagedFields[0].FieldsV1.Raw[0] != &b.ManagedFields[0].FieldsV1.Raw[0] {
+	if &a.ManagedFields[0].FieldsV1.GetRawBytes()[0] != &b.ManagedFields[0].FieldsV1.GetRawBytes()[0] {
 		t.Errorf("equal managedFields bodies of two Jobs are copies of their own")
 	}
 	if sameString(a.Name, b.Name) || sameString(string(a.UID), string(b.UID)) {
@@ -184,8 +184,10 @@ func TestInternDecoder(t *testing.T) {
 
 	// A deep copy owns its bytes: writing it leaves the shared body alone.
 	c = a.DeepCopy()
-	c.ManagedFields[0].FieldsV1.Raw[0] = 'X'
-	if got := string(b.ManagedFields[0].FieldsV1.Raw); got != `{"f:spec":{"f:template":{}}}` {
+	// GetRawBytes hands out the bytes themselves, so the write lands in
+	// the copy's own body.
+	c.ManagedFields[0].FieldsV1.GetRawBytes()[0] = 'X'
+	if got := b.ManagedFields[0].FieldsV1.GetRawString(); got != `{"f:spec":{"f:template":{}}}` {
 		t.Errorf("writing a deep copy changed another Job's managedFields: %s", got)
 	}
 	c.Labels["written"] = "yes"

@@ -17,7 +17,6 @@ limitations under the License.
 package integration
 
 import (
-	"bytes"
 	"errors"
 	"testing"
 	"time"
@@ -300,7 +299,7 @@ func assertTestManagedFields(t *testing.T, job *batchv1.Job, want map[string]tes
 			t.Errorf("manager %q owns no fields", entry.Manager)
 			continue
 		}
-		if err := set.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
+		if err := set.FromJSON(entry.FieldsV1.GetRawReader()); err != nil {
 			t.Errorf("manager %q: parsing fieldsV1: %v", entry.Manager, err)
 			continue
 		}

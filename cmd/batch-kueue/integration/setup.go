@@ -43,6 +43,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	newReconciler := jobframework.NewGenericReconcilerFactory(NewJob)
 	r, err := newReconciler(ctx, mgr.GetClient(), mgr.GetFieldIndexer(),
+		//lint:ignore SA1019 Kueue v0.17.0's reconciler factory takes the old record.EventRecorder
 		mgr.GetEventRecorderFor(opts.ManagerName+"-job-controller"),
 		jobframework.WithManageJobsWithoutQueueName(opts.ManageJobsWithoutQueueName),
 		jobframework.WithManagerName(opts.ManagerName),

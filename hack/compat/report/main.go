@@ -245,7 +245,7 @@ func main() {
 
 func report(outFile string, markdown bool, args []string, w io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: report [-o results.json] VERSION=GO-TEST-JSON...")
+		return errors.New("usage: report [-o results.json] VERSION=GO-TEST-JSON (one or more)")
 	}
 	var hosts []Host
 	for _, a := range args {

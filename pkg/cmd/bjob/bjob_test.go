@@ -140,14 +140,6 @@ func run(t *testing.T, jobs *fake.Clientset, kube *kubefake.Clientset, args ...s
 	return out.String(), errOut.String(), ExitCode(err)
 }
 
-func jobObjects(jobs ...*batchv1.Job) []runtime.Object {
-	var objs []runtime.Object
-	for _, j := range jobs {
-		objs = append(objs, j)
-	}
-	return objs
-}
-
 // asUpstream is the same Job as a batch/v1 Job, with batch/v1's label
 // prefix.
 func asUpstream(t *testing.T, job *batchv1.Job) *upstreambatchv1.Job {

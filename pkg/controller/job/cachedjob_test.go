@@ -42,7 +42,7 @@ func TestTrimForCache(t *testing.T) {
 	finishedAt := metav1.NewTime(testNow.Add(-time.Minute))
 	withFields := func(j *batchv1.Job) *batchv1.Job {
 		j.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{}}`)}}
 		j.Annotations = map[string]string{"note": "kept"}
 		j.Labels = map[string]string{"team": "a"}
 		j.Generation = 2

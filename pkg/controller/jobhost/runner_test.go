@@ -227,9 +227,9 @@ func TestServerPodsSelector(t *testing.T) {
 func TestJobInformerTrimsJobs(t *testing.T) {
 	managedFields := []metav1.ManagedFieldsEntry{
 		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "batch.jobs.dev/v1", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:completions":{}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:completions":{}}}`)},
 		{Manager: "dispatcher", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "batch.jobs.dev/v1", Subresource: "status",
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:succeeded":{}}}`)}},
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:succeeded":{}}}`)},
 	}
 	template := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "a"}},

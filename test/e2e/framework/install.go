@@ -97,7 +97,7 @@ func DeployedBatchAPIServer(rendered string) (*DeployedContainer, error) {
 func deployedContainer(d *appsv1.Deployment) (*DeployedContainer, error) {
 	spec := d.Spec.Template.Spec
 	if len(spec.Containers) != 1 {
-		return nil, fmt.Errorf("Deployment %s/%s has %d containers, want 1", d.Namespace, d.Name, len(spec.Containers))
+		return nil, fmt.Errorf("deployment %s/%s has %d containers, want 1", d.Namespace, d.Name, len(spec.Containers))
 	}
 	ctr := spec.Containers[0]
 	out := &DeployedContainer{Namespace: d.Namespace, Args: ctr.Args}

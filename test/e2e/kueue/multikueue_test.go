@@ -193,7 +193,7 @@ func runMultiKueue(ctx context.Context, t *testing.T, api framework.JobAPI) map[
 	}
 	statuses := map[string]batchv1.JobStatus{}
 	for name := range multiKueueJobs {
-		local := waitJob(ctx, t, jobs, name, "finished", finishedJob)
+		waitJob(ctx, t, jobs, name, "finished", finishedJob)
 		waitWorkload(ctx, t, manager, api, ns, name, "Finished", func(wl *unstructured.Unstructured) bool {
 			c := workloadCondition(wl, "Finished")
 			return c != nil && c.Status == metav1.ConditionTrue
@@ -209,7 +209,10 @@ func runMultiKueue(ctx context.Context, t *testing.T, api framework.JobAPI) map[
 		if last == nil {
 			t.Fatalf("%s job %s/%s: never seen on the worker", api.Name, ns, name)
 		}
-		if local, err = jobs.Get(ctx, name); err != nil {
+		// Read again after the workload finished: the status the manager
+		// holds once MultiKueue has copied the worker's last one.
+		local, err := jobs.Get(ctx, name)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(last.Status, local.Status); diff != "" {

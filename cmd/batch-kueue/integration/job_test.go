@@ -23,12 +23,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/podset"
 
@@ -215,6 +218,57 @@ func TestStop(t *testing.T) {
 	again := (*Job)(got)
 	if stopped, err := again.Stop(context.Background(), c, infos, "", ""); err != nil || stopped {
 		t.Errorf("second Stop = %v, %v; want false, nil", stopped, err)
+	}
+}
+
+// TestStopFinishedByARetry stops a running Job whose restore of the
+// template the server refuses once (it still counts active Pods, as
+// batch/v1's rules say): the call that suspended it reports the stop, the
+// retry that finishes it does not, so the stop records one Stopped Event.
+func TestStopFinishedByARetry(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := jobsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	running := admitted()
+	running.Status.StartTime = &start
+	running.Status.Active = 2
+	refuseRestore := true
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&jobsv1.Job{}).WithObjects(running.Object()).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			// The restore is the patch that takes the stopping annotation off.
+			if refuseRestore && obj.GetAnnotations()[stoppingAnnotation] == "" {
+				return apierrors.NewInvalid(jobsv1.GroupVersionKind.GroupKind(), obj.GetName(), field.ErrorList{
+					field.Invalid(field.NewPath("spec", "template"), nil, "the Job still counts active Pods")})
+			}
+			return cl.Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	sets, err := testJob().PodSets(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos := []podset.PodSetInfo{podset.FromPodSet(&sets[0])}
+
+	type call struct{ Stopped, Failed bool }
+	var got []call
+	for range 2 {
+		j := &Job{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(running.Object()), j.Object()); err != nil {
+			t.Fatal(err)
+		}
+		stopped, err := j.Stop(context.Background(), c, infos, "", "")
+		got = append(got, call{Stopped: stopped, Failed: err != nil})
+		refuseRestore = false
+	}
+	if diff := cmp.Diff([]call{{Stopped: true, Failed: true}, {Stopped: false, Failed: false}}, got); diff != "" {
+		t.Errorf("Stop calls (-want,+got):\n%s", diff)
+	}
+	final := &Job{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(running.Object()), final.Object()); err != nil {
+		t.Fatal(err)
+	}
+	if !final.IsSuspended() {
+		t.Error("the Job is not suspended after the retried stop")
 	}
 }
 

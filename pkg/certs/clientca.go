@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/healthz"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -113,4 +114,29 @@ func delegatedAuthenticationConfig(kubeconfig string, optional bool) (*rest.Conf
 		return nil, fmt.Errorf("in-cluster configuration for delegated authentication: %w", err)
 	}
 	return cfg, nil
+}
+
+// RequestHeaderReady is a readyz check that fails until delegated
+// authentication has loaded what it needs to accept a request the host's
+// aggregator forwards: the front-proxy CA (requestheader-client-ca-file of
+// kube-system/extension-apiserver-authentication) and the names of the
+// headers that carry the user. The generic server loads both in the
+// background and its /readyz does not wait for them, so a replica that had
+// just become ready answered forwarded requests with 401 Unauthorized
+// ("certificate signed by unknown authority") for a moment: a rolling
+// update put it behind the APIService too early. Nil when rh is nil (no
+// front proxy to trust).
+func RequestHeaderReady(rh *authenticatorfactory.RequestHeaderConfig) healthz.HealthChecker {
+	if rh == nil || rh.CAContentProvider == nil {
+		return nil
+	}
+	return healthz.NamedCheck("requestheader-client-ca", func(*http.Request) error {
+		if len(rh.CAContentProvider.CurrentCABundleContent()) == 0 {
+			return errors.New("the requestheader-client-ca-file of " + authenticationConfigMapNamespace + "/" + authenticationConfigMapName + " is not loaded yet")
+		}
+		if rh.UsernameHeaders == nil || len(rh.UsernameHeaders.Value()) == 0 {
+			return errors.New("the requestheader-username-headers of " + authenticationConfigMapNamespace + "/" + authenticationConfigMapName + " are not loaded yet")
+		}
+		return nil
+	})
 }

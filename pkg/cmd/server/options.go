@@ -467,6 +467,9 @@ func (o *Options) Config() (*apiserver.Config, *certs.StandaloneCerts, error) {
 	if clientCAReady != nil {
 		serverConfig.AddReadyzChecks(clientCAReady)
 	}
+	if rhReady := certs.RequestHeaderReady(serverConfig.Authentication.RequestHeaderConfig); rhReady != nil {
+		serverConfig.AddReadyzChecks(rhReady)
+	}
 	if etcdCA != nil {
 		serverConfig.AddHealthChecks(etcdCA)
 	}

@@ -110,15 +110,16 @@ func (j *Job) Suspend() { j.Spec.Suspend = ptr.To(true) }
 // suspend (the controller then deletes the Pods), clear status.startTime
 // (the server lets a suspended Job's scheduling directives change only
 // while it has none), and restore the template Kueue changed on admission.
-// It reports whether this call suspended the Job: a call that finishes a
-// stop an earlier call began (its last write refused while the Job still
-// counted active Pods) does not, so that a stop records one Stopped
-// Event, as Kueue's batch/v1 integration does.
+// It reports whether this call stopped the Job: it ran the stop (not
+// already done) and the last write was accepted. While the server refuses
+// the restore (the Job still counts active Pods) the calls report nothing,
+// and the one that finishes reports the stop, so that a stop records one
+// Stopped Event, when it has succeeded, as Kueue's batch/v1 integration
+// decides it.
 func (j *Job) Stop(ctx context.Context, c client.Client, infos []podset.PodSetInfo, _ jobframework.StopReason, _ string) (bool, error) {
 	obj := j.Object()
 	suspendedNow := false
 	if !j.IsSuspended() {
-		wasRunning := !ptr.Deref(j.Spec.Suspend, false)
 		err := clientutil.Patch(ctx, c, obj, func() (bool, error) {
 			j.Suspend()
 			if j.Annotations == nil {
@@ -130,7 +131,7 @@ func (j *Job) Stop(ctx context.Context, c client.Client, infos []podset.PodSetIn
 		if err != nil {
 			return false, fmt.Errorf("suspending job %s/%s: %w", j.Namespace, j.Name, err)
 		}
-		suspendedNow = wasRunning
+		suspendedNow = true
 	}
 	if j.Status.StartTime != nil {
 		err := clientutil.PatchStatus(ctx, c, obj, func() (bool, error) {
@@ -147,7 +148,7 @@ func (j *Job) Stop(ctx context.Context, c client.Client, infos []podset.PodSetIn
 		return true, nil
 	})
 	if err != nil {
-		return suspendedNow, fmt.Errorf("restoring the template of job %s/%s: %w", j.Namespace, j.Name, err)
+		return false, fmt.Errorf("restoring the template of job %s/%s: %w", j.Namespace, j.Name, err)
 	}
 	return suspendedNow, nil
 }

@@ -223,8 +223,9 @@ func TestStop(t *testing.T) {
 
 // TestStopFinishedByARetry stops a running Job whose restore of the
 // template the server refuses once (it still counts active Pods, as
-// batch/v1's rules say): the call that suspended it reports the stop, the
-// retry that finishes it does not, so the stop records one Stopped Event.
+// batch/v1's rules say): the refused call reports no stop, the retry that
+// finishes it does, so the stop records one Stopped Event, once it has
+// succeeded.
 func TestStopFinishedByARetry(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := jobsv1.AddToScheme(scheme); err != nil {
@@ -260,7 +261,7 @@ func TestStopFinishedByARetry(t *testing.T) {
 		got = append(got, call{Stopped: stopped, Failed: err != nil})
 		refuseRestore = false
 	}
-	if diff := cmp.Diff([]call{{Stopped: true, Failed: true}, {Stopped: false, Failed: false}}, got); diff != "" {
+	if diff := cmp.Diff([]call{{Stopped: false, Failed: true}, {Stopped: true, Failed: false}}, got); diff != "" {
 		t.Errorf("Stop calls (-want,+got):\n%s", diff)
 	}
 	final := &Job{}

@@ -19,6 +19,10 @@ SHELL := /usr/bin/env bash
 BIN_DIR    ?= _output/bin
 BINARY     := $(BIN_DIR)/batch-apiserver
 GO         ?= go
+# The Go toolchain is the one go.mod's toolchain line names (a Go patch
+# release with the standard library's security fixes, fetched once through
+# the module proxy), even where the machine's go.env says GOTOOLCHAIN=local.
+export GOTOOLCHAIN ?= auto
 GOFLAGS    ?=
 # -X flags stamping k8s.io/component-base/version (git version, commit, tree
 # state, commit date), as Kubernetes stamps its components.
@@ -45,7 +49,7 @@ GO_TEST     = CGO_ENABLED=0 $(GO) test -trimpath
 # Packages of the unit tier: everything but the integration, e2e and scale tiers.
 UNIT_PKGS   = $(shell $(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/scale -e /test/upgrade)
 
-.PHONY: all build image run demo promtool test-monitoring test test-image test-unit test-integration test-flakes test-e2e test-upgrade upgrade-bins test-kueue-unit kueue-bins kueue-image test-faults e2e-bins bench bench-controller fuzz lint update verify clean scale-bins test-scale bench-scale compat-bins test-compat
+.PHONY: all build image run demo promtool test-monitoring test test-image test-unit test-integration test-flakes test-e2e test-upgrade upgrade-bins test-kueue-unit kueue-bins kueue-image test-faults e2e-bins bench bench-controller fuzz lint vulncheck update verify clean scale-bins test-scale bench-scale compat-bins test-compat
 
 all: build
 
@@ -95,7 +99,7 @@ run: build ## Run standalone on the embedded default (data in ./data, HTTPS on 1
 # integration tiers need nothing but the main module, so they run before
 # the other modules (Kueue, promtool) and the host binaries the e2e and
 # scale tiers run (e2e-bins, scale-bins, kueue-bins) are compiled.
-test: build verify image test-image test-unit test-integration test-kueue-unit test-monitoring test-e2e test-upgrade test-scale ## Every tier CI runs, after checking generated code is current.
+test: build verify lint image test-image test-unit test-integration test-kueue-unit test-monitoring test-e2e test-upgrade test-scale ## Every tier CI runs, after checking generated code is current.
 
 test-image: ## Tests of the image builder (its own module).
 	cd hack/image && GOWORK=off $(GO_TEST) -count=1 ./...
@@ -197,11 +201,17 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 3m), one after another; a cr
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJob$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./pkg/apiserver/
 	$(GO) test -run '^$$' -fuzz '^FuzzStatusStrategy$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./pkg/registry/batch/job/
 
-lint: ## go vet and gofmt (generated code excluded from gofmt checks).
+lint: ## go vet, gofmt and staticcheck (hack/lint.sh, staticcheck.conf) of both modules; generated code excluded.
 	$(GO) vet ./...
 	cd cmd/batch-kueue && GOWORK=off $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -e '^pkg/generated/' -e 'zz_generated')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	bash hack/lint.sh
+
+# VULNDB_VERSION=<golang.org/x/vulndb version> scans against that database
+# instead of the newest the module proxy serves.
+vulncheck: build kueue-bins ## govulncheck of both modules and of the binaries we ship, against a local Go vulnerability database made from the golang.org/x/vulndb module (hack/vulncheck.sh, cached in _output/vulndb); fails on a vulnerability our code reaches.
+	bash hack/vulncheck.sh $(BINARY) $(BIN_DIR)/managedby-conformance $(BIN_DIR)/kubectl-bjob $(BIN_DIR)/batch-kueue
 
 update: ## Regenerate code, gofmt, tidy.
 	bash hack/update-codegen.sh

@@ -2,6 +2,8 @@ module github.com/batch-apiserver/batch-apiserver
 
 go 1.26.8
 
+toolchain go1.26.10
+
 require (
 	github.com/google/go-cmp v0.7.0
 	go.etcd.io/etcd/client/v3 v3.7.3

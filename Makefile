@@ -99,7 +99,7 @@ run: build ## Run standalone on the embedded default (data in ./data, HTTPS on 1
 # integration tiers need nothing but the main module, so they run before
 # the other modules (Kueue, promtool) and the host binaries the e2e and
 # scale tiers run (e2e-bins, scale-bins, kueue-bins) are compiled.
-test: build verify lint image test-image test-unit test-integration test-kueue-unit test-monitoring test-e2e test-upgrade test-scale ## Every tier CI runs, after checking generated code is current.
+test: build verify lint image test-image test-unit test-integration test-kueue-unit vulncheck test-monitoring test-e2e test-upgrade test-scale ## Every tier CI runs, after checking generated code is current.
 
 test-image: ## Tests of the image builder (its own module).
 	cd hack/image && GOWORK=off $(GO_TEST) -count=1 ./...

@@ -104,6 +104,9 @@ type Options struct {
 	// server makes and keeps in a Secret.
 	EtcdSecret *EtcdSecretOptions
 
+	// Shutdown holds the flags of a graceful stop.
+	Shutdown *ShutdownOptions
+
 	// Controller holds the flags of the embedded Job controller.
 	Controller *jobhost.Options
 	// Metrics holds component-base's metrics flags (--disabled-metrics...).
@@ -146,6 +149,7 @@ func NewOptions(out io.Writer) *Options {
 		DataDir:       defaultDataDir,
 		ServingSecret: NewServingSecretOptions(),
 		EtcdSecret:    NewEtcdSecretOptions(),
+		Shutdown:      NewShutdownOptions(),
 		Controller:    jobhost.NewOptions(),
 		Metrics:       metrics.NewOptions(),
 		Stdout:        out,
@@ -198,6 +202,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 
 	fss.FlagSet("generic").BoolVar(&o.AllowPrivileged, "allow-privileged", o.AllowPrivileged,
 		"If true, the pod templates of Jobs may ask for privileged containers, as with kube-apiserver's --allow-privileged (kubeadm clusters set it to true). The setting is process-wide.")
+	o.Shutdown.AddFlags(fss.FlagSet("generic"))
 
 	o.Controller.AddFlags(fss.FlagSet("controller"))
 
@@ -321,6 +326,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, o.ServingSecret.Validate()...)
 		errs = append(errs, o.EtcdSecret.Validate(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList)...)
 	}
+	errs = append(errs, o.Shutdown.Validate()...)
 	errs = append(errs, o.Controller.Validate()...)
 	errs = append(errs, o.Metrics.Validate()...)
 	return utilerrors.NewAggregate(errs)
@@ -587,7 +593,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.etcdSecret != nil {
 		go o.etcdSecret.Run(ctx, o.EtcdSecret.SyncPeriod)
 	}
-	applyShutdown(&config.GenericConfig.Config)
+	applyShutdown(&config.GenericConfig.Config, o.Shutdown, ctx.Done())
 	server, err := config.Complete().New()
 	if err != nil {
 		return err

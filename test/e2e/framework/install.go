@@ -166,7 +166,11 @@ func (c *Cluster) ProcessArgs(ctr *DeployedContainer, root string, etcdServers [
 	}
 	var args []string
 	for _, a := range ctr.Args {
-		name, value, _ := strings.Cut(a, "=")
+		name, value, hasValue := strings.Cut(a, "=")
+		if !hasValue { // a bare boolean flag
+			args = append(args, a)
+			continue
+		}
 		switch name {
 		case "--etcd-servers":
 			value = strings.Join(etcdServers, ",")

@@ -82,6 +82,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		jm.failures.forget(key)
 		jm.starts.forget(key)
 		jm.ownWrites.forget(key, "")
+		jm.refused.forget(key)
 		return nil
 	}
 	if err != nil {
@@ -244,6 +245,10 @@ func (jm *Controller) writeStatus(ctx context.Context, job *batchv1.Job, status 
 	written, err := jm.jobClient.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 	if err != nil {
 		jm.ownWrites.end(key, nil)
+		if apierrors.IsConflict(err) {
+			jm.refused.note(key, job)
+			return nil, &staleWriteError{err: fmt.Errorf("writing status: %w", err)}
+		}
 		return nil, fmt.Errorf("writing status: %w", err)
 	}
 	// Kept as the informer keeps Jobs: without managedFields, which the

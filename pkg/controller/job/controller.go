@@ -143,6 +143,9 @@ type Controller struct {
 	// until the informer shows it, so that no sync starts from an older
 	// copy.
 	ownWrites *statusWrites
+	// refused holds the base version of each Job's last status write
+	// refused for a conflict, until the informer shows a newer one.
+	refused *refusedWrites
 	// nsTerminating holds the Jobs whose Pod creation was refused because
 	// their namespace is being deleted.
 	nsTerminating *uidSet
@@ -184,6 +187,7 @@ func newController(ctx context.Context, podInformer coreinformers.PodInformer, j
 		finalizerExpect: newFinalizerExpectations(),
 		finishing:       newUIDSet(),
 		ownWrites:       newStatusWrites(),
+		refused:         newRefusedWrites(),
 		nsTerminating:   newUIDSet(),
 		failures:        newFailureStore(),
 		starts:          newSyncStarts(),
@@ -251,7 +255,7 @@ func (jm *Controller) Run(ctx context.Context, workers int) {
 		wg.Go(func() { wait.UntilWithContext(ctx, work, time.Second) })
 	}
 	for range workers {
-		start(func(ctx context.Context) { serve(ctx, jm.queue, "Syncing job", jm.syncJob) })
+		start(func(ctx context.Context) { serve(ctx, jm.queue, "Syncing job", jm.handleJob) })
 	}
 	start(func(ctx context.Context) { serve(ctx, jm.orphans, "Releasing orphan pods", jm.syncOrphans) })
 	start(func(ctx context.Context) { serve(ctx, jm.ttl, "Deleting job after its TTL", jm.expire) })

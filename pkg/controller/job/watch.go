@@ -329,6 +329,8 @@ func (jm *Controller) onJobUpdate(logger klog.Logger, oldObj, newObj any) {
 	// shows that version: the copy kept of it is dropped then.
 	ours := jm.ownWrites.shown(keyOf(job), job)
 	switch {
+	case jm.refused.shownNewer(keyOf(job), job):
+		jm.enqueueNow(logger, job, "job changed under a refused status write")
 	case job.Generation != before.Generation:
 		jm.enqueueNow(logger, job, "job spec changed")
 	case ours:
@@ -363,6 +365,7 @@ func (jm *Controller) onJobDelete(logger klog.Logger, obj any) {
 	jm.starts.forget(key)
 	jm.finishing.remove(job.UID)
 	jm.ownWrites.forget(key, job.UID)
+	jm.refused.forget(key)
 	jm.nsTerminating.remove(job.UID)
 	jm.enqueueNow(logger, job, "job deleted")
 	jm.queueSelectorOrphans(job)

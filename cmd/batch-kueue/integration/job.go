@@ -298,7 +298,7 @@ func (j *Job) minParallelism() *int32 {
 // the Job asks for that.
 func (j *Job) setParallelism(n int32) {
 	j.Spec.Parallelism = ptr.To(n)
-	if follow, err := strconv.ParseBool(j.Annotations[completionsFollowParallelismAnnot]); err == nil && follow {
+	if j.completionsFollowParallelism() {
 		j.Spec.Completions = ptr.To(n)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
@@ -31,6 +32,10 @@ type Options struct {
 	// ManageJobsWithoutQueueName queues Jobs without a queue-name label
 	// too (Kueue's option of the same name).
 	ManageJobsWithoutQueueName bool
+	// ManagedJobsNamespaceSelector limits ManageJobsWithoutQueueName to
+	// the namespaces it selects; nil selects every namespace (Kueue's
+	// managedJobsNamespaceSelector).
+	ManagedJobsNamespaceSelector labels.Selector
 	// ManagerName names the integration in Events and field managers.
 	ManagerName string
 }
@@ -46,6 +51,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		//lint:ignore SA1019 Kueue v0.17.0's reconciler factory takes the old record.EventRecorder
 		mgr.GetEventRecorderFor(opts.ManagerName+"-job-controller"),
 		jobframework.WithManageJobsWithoutQueueName(opts.ManageJobsWithoutQueueName),
+		jobframework.WithManagedJobsNamespaceSelector(opts.ManagedJobsNamespaceSelector),
 		jobframework.WithManagerName(opts.ManagerName),
 	)
 	if err != nil {

@@ -138,11 +138,12 @@ func newEnv(t *testing.T, nodes int) *env {
 // version hack/tools/kwok pins.
 const kwokModule = "sigs.k8s.io/kwok"
 
-// stageFiles returns the KWOK Stages of the scale tests: KWOK's own fast
-// node and Pod stages, read from the module cache at the version
+// stageFiles returns the KWOK Stages of the scale tests: two of KWOK's own
+// fast stages, read from the module cache at the version
 // hack/tools/kwok/go.mod pins (node-initialize makes a Node Ready,
-// pod-ready runs a scheduled Pod, pod-delete removes a deleted one), and
-// ours from testdata/stages (a Job's Pod succeeds or fails after a delay).
+// pod-delete removes a deleted Pod), and ours from testdata/stages (a
+// scheduled Pod runs, without the IP KWOK's pod-ready would give it; a
+// Job's Pod succeeds or fails after a delay).
 func stageFiles(root string) ([]string, error) {
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", kwokModule)
 	cmd.Dir = filepath.Join(root, "hack", "tools", "kwok")
@@ -157,8 +158,8 @@ func stageFiles(root string) ([]string, error) {
 	}
 	files := []string{
 		filepath.Join(dir, "kustomize", "stage", "node", "fast", "node-initialize.yaml"),
-		filepath.Join(dir, "kustomize", "stage", "pod", "fast", "pod-ready.yaml"),
 		filepath.Join(dir, "kustomize", "stage", "pod", "fast", "pod-delete.yaml"),
+		filepath.Join(root, "test", "scale", "testdata", "stages", "pod-ready.yaml"),
 		filepath.Join(root, "test", "scale", "testdata", "stages", "pod-complete.yaml"),
 		filepath.Join(root, "test", "scale", "testdata", "stages", "pod-fail.yaml"),
 	}

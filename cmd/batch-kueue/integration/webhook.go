@@ -143,7 +143,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *jobsv1.Job
 
 // validateCreate is ValidateCreate's decision, as a list.
 func validateCreate(ctx context.Context, job *Job) (field.ErrorList, error) {
-	errs := jobframework.ValidateJobOnCreate(job)
+	errs := validateOnCreate(job)
 	errs = append(errs, validateMinParallelism(job)...)
 	errs = append(errs, validateCompletionsFollowParallelism(job)...)
 	tasErrs, err := validateTopology(ctx, job)
@@ -155,7 +155,7 @@ func validateCreate(ctx context.Context, job *Job) (field.ErrorList, error) {
 
 // validateUpdate is ValidateUpdate's decision, as a list.
 func (w *Webhook) validateUpdate(ctx context.Context, oldJob, newJob *Job) (field.ErrorList, error) {
-	errs := jobframework.ValidateJobOnCreate(newJob)
+	errs := validateOnCreate(newJob)
 	if oldJob.Annotations[minParallelismAnnotation] != newJob.Annotations[minParallelismAnnotation] {
 		errs = append(errs, validateMinParallelism(newJob)...)
 	}
@@ -176,6 +176,29 @@ func (w *Webhook) validateUpdate(ctx context.Context, oldJob, newJob *Job) (fiel
 		return nil, err
 	}
 	return append(errs, tasErrs...), nil
+}
+
+// prebuiltWorkloadPath is the label that names a Workload made in advance
+// (MultiKueue puts it on the copy of a Job it creates in a worker).
+var prebuiltWorkloadPath = field.NewPath("metadata", "labels").Key(constants.PrebuiltWorkloadLabel)
+
+// validateOnCreate is jobframework's create validation, but for one rule:
+// jobframework forbids the prebuilt-workload label on every kind not in a
+// list of Kueue's own integrations, batch/v1 Jobs among them. Our Jobs run
+// with a prebuilt Workload as batch/v1 Jobs do (MultiKueue's generic
+// adapter creates every worker copy with the label, and the reconciler
+// adopts the Workload), so the label is allowed here as it is for batch/v1;
+// refusing it would refuse every MultiKueue dispatch. The label's value is
+// still checked.
+func validateOnCreate(job *Job) field.ErrorList {
+	var errs field.ErrorList
+	for _, err := range jobframework.ValidateJobOnCreate(job) {
+		if err.Type == field.ErrorTypeForbidden && err.Field == prebuiltWorkloadPath.String() {
+			continue
+		}
+		errs = append(errs, err)
+	}
+	return errs
 }
 
 // ValidateDelete allows every delete.

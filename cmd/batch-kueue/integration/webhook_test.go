@@ -234,12 +234,14 @@ func TestValidateCreate(t *testing.T) {
 		"a queue name that is no object name": {
 			job: newJob("ns", "Q_1"), want: field.ErrorList{field.Invalid(labels.Key(queueLabel), nil, "")},
 		},
+		// Allowed as for batch/v1 (MultiKueue's worker copies carry it),
+		// where jobframework forbids it on kinds outside Kueue's list.
+		"a prebuilt workload name": {
+			job: labeled(newJob("ns", "q"), "kueue.x-k8s.io/prebuilt-workload-name", "job-j-1a2b3"),
+		},
 		"a prebuilt workload name that is no object name": {
-			job: labeled(newJob("ns", "q"), "kueue.x-k8s.io/prebuilt-workload-name", "W!"),
-			want: field.ErrorList{
-				field.Invalid(labels.Key("kueue.x-k8s.io/prebuilt-workload-name"), nil, ""),
-				field.Forbidden(labels.Key("kueue.x-k8s.io/prebuilt-workload-name"), ""),
-			},
+			job:  labeled(newJob("ns", "q"), "kueue.x-k8s.io/prebuilt-workload-name", "W!"),
+			want: field.ErrorList{field.Invalid(labels.Key("kueue.x-k8s.io/prebuilt-workload-name"), nil, "")},
 		},
 		"min parallelism just inside (1 of 2)": {job: annotated(newJob("ns", "q"), minParallelismAnnotation, "1")},
 		"min parallelism equal to the Pods": {

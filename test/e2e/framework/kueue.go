@@ -17,8 +17,12 @@ limitations under the License.
 package framework
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -29,6 +33,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -82,14 +87,17 @@ func FindKueueBinaries(bins *Binaries) (*KueueBinaries, error) {
 type KueueOptions struct {
 	// FeatureGates are Kueue feature gates (name=bool,...).
 	FeatureGates string
+	// BatchKueueArgs are more flags of batch-kueue.
+	BatchKueueArgs []string
 }
 
 // StartKueue installs Kueue's CRDs into the host cluster and starts
 // Kueue's manager (as the admin user) and batch-kueue (as its ServiceAccount
 // of artifacts/kueue/rbac.yaml), both configured for
 // batch/v1 Jobs (Kueue's own integration) and batch.jobs.dev Jobs (ours,
-// as an external framework, also for MultiKueue). No webhook of Kueue's is
-// registered: kube-apiserver never calls it. Both stop with the cluster.
+// as an external framework, also for MultiKueue). No webhook of Kueue's
+// manager is registered; batch-kueue's is (applyBatchKueueWebhook), and
+// batch-apiserver calls it. Both stop with the cluster.
 func (c *Cluster) StartKueue(ctx context.Context, k *KueueBinaries, opts KueueOptions) error {
 	kc := c.Kubectl()
 	crds := filepath.Join(k.ModuleDir, "config", "components", "crd", "bases")
@@ -107,6 +115,13 @@ func (c *Cluster) StartKueue(ctx context.Context, k *KueueBinaries, opts KueueOp
 	// component's RBAC, so that a missing rule fails here.
 	if _, err := kc.Run("apply", "-f", filepath.Join(c.Bins.RepoRoot, "artifacts", "kueue", "rbac.yaml")); err != nil {
 		return fmt.Errorf("applying batch-kueue's RBAC: %w", err)
+	}
+	batchWebhookPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	if err := applyBatchKueueWebhook(kc, c.Bins.RepoRoot, batchWebhookPort); err != nil {
+		return err
 	}
 	token, err := kc.Run("create", "token", "batch-kueue", "--namespace", KueueNamespace, "--duration=24h")
 	if err != nil {
@@ -190,16 +205,67 @@ multiKueue:
 	if err := waitHTTPOK(ctx, kueue, fmt.Sprintf("http://127.0.0.1:%d/readyz", kueueProbe), 2*time.Minute); err != nil {
 		return err
 	}
-	batch, err := c.start("batch-kueue", k.BatchKueue,
-		"--kubeconfig="+batchKubeconfig,
+	batchArgs := append([]string{
+		"--kubeconfig=" + batchKubeconfig,
 		"--metrics-bind-address=0",
-		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(batchProbe),
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(batchProbe),
 		"--zap-log-level=2",
-	)
+		"--webhook-host=127.0.0.1",
+		"--webhook-port=" + strconv.Itoa(batchWebhookPort),
+		"--webhook-cert-dir=" + filepath.Join(dir, "batch-kueue-certs"),
+		"--webhook-cert-extra-dns-name=localhost",
+	}, opts.BatchKueueArgs...)
+	batch, err := c.start("batch-kueue", k.BatchKueue, batchArgs...)
 	if err != nil {
 		return err
 	}
 	return waitHTTPOK(ctx, batch, fmt.Sprintf("http://127.0.0.1:%d/readyz", batchProbe), time.Minute)
+}
+
+// applyBatchKueueWebhook applies the certificate Secret and the webhook
+// configurations of artifacts/kueue/webhook.yaml, each webhook's
+// clientConfig pointed at https://localhost:<port> instead of the Service:
+// batch-kueue runs as a process here, not behind a Service, and
+// batch-apiserver resolves a webhook Service by its cluster DNS name,
+// which this machine cannot resolve (an ExternalName of 127.0.0.1 would not
+// help: the webhook client dials the Service's DNS name, unlike the
+// aggregator). localhost, not 127.0.0.1: batch-kueue's certificate carries
+// DNS names only, and --webhook-cert-extra-dns-name=localhost adds that
+// one. batch-kueue then fills in the caBundles as it does in a cluster.
+func applyBatchKueueWebhook(kc Kubectl, root string, port int) error {
+	data, err := os.ReadFile(filepath.Join(root, "artifacts", "kueue", "webhook.yaml"))
+	if err != nil {
+		return err
+	}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var obj map[string]any
+		if err := decoder.Decode(&obj); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("artifacts/kueue/webhook.yaml: %w", err)
+		}
+		switch obj["kind"] {
+		case "Service":
+			continue
+		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+			webhooks, _ := obj["webhooks"].([]any)
+			for _, w := range webhooks {
+				wh := w.(map[string]any)
+				path := wh["clientConfig"].(map[string]any)["service"].(map[string]any)["path"]
+				wh["clientConfig"] = map[string]any{"url": fmt.Sprintf("https://localhost:%d%v", port, path)}
+			}
+		}
+		manifest, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		if res, err := kc.RunStdin(string(manifest), "apply", "-f", "-"); err != nil {
+			return fmt.Errorf("applying batch-kueue's webhook: %w", err)
+		} else if res.ExitCode != 0 {
+			return fmt.Errorf("applying batch-kueue's webhook: %s", res.Combined())
+		}
+	}
 }
 
 // waitHTTPOK polls a plain-HTTP health endpoint of p until it answers 200.

@@ -182,6 +182,9 @@ func runSingleCluster(ctx context.Context, t *testing.T, api framework.JobAPI) s
 		}
 		admitted(name, 1)
 	}
+	if api == framework.OurJobs {
+		refuseQueueNameChange(ctx, t, jobs, "a1")
+	}
 	created, err = jobs.Create(ctx, newJob("a3", one))
 	if err != nil {
 		t.Fatal(err)

@@ -94,8 +94,8 @@ func testMain(m *testing.M) int {
 	return code
 }
 
-// startClusters starts both clusters, with our suspend-on-create policy,
-// Kueue and batch-kueue in each, and the worker's scheduler and nodes.
+// startClusters starts both clusters, with Kueue and batch-kueue (and
+// its webhook) in each, the batch/v1 suspend-on-create policy, and the worker's scheduler and nodes.
 func startClusters(ctx context.Context, dir string) (stop func(), err error) {
 	var stops []func()
 	stop = func() {
@@ -131,10 +131,21 @@ func startClusters(ctx context.Context, dir string) (stop func(), err error) {
 			return stop, fmt.Errorf("%s cluster: %w", c.name, err)
 		}
 		*c.into = cl
-		if err := applySuspendPolicies(ctx, cl, bins.RepoRoot); err != nil {
+		// batch-kueue serves its webhook in both clusters; on the manager
+		// it also queues Jobs with no queue name, in every namespace but
+		// unmanagedNamespace (the worker's single-cluster scenario shows
+		// that such a Job is left alone without the option).
+		opts := framework.KueueOptions{FeatureGates: "VisibilityOnDemand=false"}
+		if c.name == "manager" {
+			opts.BatchKueueArgs = []string{
+				"--manage-jobs-without-queue-name",
+				"--managed-jobs-namespace-selector=kubernetes.io/metadata.name notin (kube-system,kueue-system," + unmanagedNamespace + ")",
+			}
+		}
+		if err := cl.StartKueue(ctx, kueueBins, opts); err != nil {
 			return stop, fmt.Errorf("%s cluster: %w", c.name, err)
 		}
-		if err := cl.StartKueue(ctx, kueueBins, framework.KueueOptions{FeatureGates: "VisibilityOnDemand=false"}); err != nil {
+		if err := applySuspendPolicies(ctx, cl, bins.RepoRoot); err != nil {
 			return stop, fmt.Errorf("%s cluster: %w", c.name, err)
 		}
 	}
@@ -153,19 +164,26 @@ func startClusters(ctx context.Context, dir string) (stop func(), err error) {
 // suspendPolicyFile is the component's MutatingAdmissionPolicy.
 const suspendPolicyFile = "artifacts/kueue/suspend-queued-jobs.yaml"
 
-// applySuspendPolicies applies the component's policy (batch.jobs.dev Jobs,
-// applied by batch-apiserver) and the same policy for batch/v1 Jobs
-// (applied by kube-apiserver), which stands in for Kueue's webhook: the
-// tests register none.
+// unmanagedNamespace is the namespace of the manager cluster that
+// batch-kueue's --managed-jobs-namespace-selector leaves out. The selector
+// is Kueue's default with one more name: Kueue v0.17 respects it for every
+// Job, queue name or not (ManagedJobsNamespaceSelectorAlwaysRespected,
+// beta and on), so it must select the namespaces of the other scenarios.
+const unmanagedNamespace = "noqueue-unmanaged"
+
+// applySuspendPolicies applies the component's policy rewritten for
+// batch/v1 Jobs (applied by kube-apiserver), which stands in for Kueue's
+// webhook: the tier registers none of Kueue's. Our Jobs get the
+// component's policy not at all here: batch-kueue's webhook (registered by
+// StartKueue) is what suspends them, and what the tests show.
 func applySuspendPolicies(ctx context.Context, c *framework.Cluster, root string) error {
 	data, err := os.ReadFile(filepath.Join(root, suspendPolicyFile))
 	if err != nil {
 		return err
 	}
-	ours := string(data)
-	upstream := strings.ReplaceAll(ours, `apiGroups: ["batch.jobs.dev"]`, `apiGroups: ["batch"]`)
+	upstream := strings.ReplaceAll(string(data), `apiGroups: ["batch.jobs.dev"]`, `apiGroups: ["batch"]`)
 	upstream = strings.ReplaceAll(upstream, "batch-kueue-suspend-queued-jobs", "e2e-suspend-queued-batch-v1-jobs")
-	for _, manifest := range []string{ours, upstream} {
+	for _, manifest := range []string{upstream} {
 		if _, err := c.Kubectl().RunStdin(manifest, "apply", "-f", "-"); err != nil {
 			return fmt.Errorf("applying the suspend policies: %w", err)
 		}
@@ -173,10 +191,10 @@ func applySuspendPolicies(ctx context.Context, c *framework.Cluster, root string
 	return waitSuspendPolicies(ctx, c)
 }
 
-// waitSuspendPolicies waits, as a user can see it, until both servers
-// apply the policies they have just been given (their admission plugins
-// read policies through informers): a server-side dry run of a queued Job
-// comes back suspended. Any refusal fails at once, so that a policy that
+// waitSuspendPolicies waits, as a user can see it, until kube-apiserver
+// applies the policy it has just been given (its admission plugin reads
+// policies through informers) and batch-apiserver calls batch-kueue's
+// webhook: a server-side dry run of a queued Job comes back suspended. Any refusal fails at once, so that a policy that
 // cannot be applied (the 503 of issue 44) is not waited out.
 func waitSuspendPolicies(ctx context.Context, c *framework.Cluster) error {
 	for _, api := range []framework.JobAPI{framework.OurJobs, framework.UpstreamJobs} {

@@ -146,6 +146,7 @@ func TestMultiKueue(t *testing.T) {
 	managerObjects, workerObjects := multiKueueSetup(t)
 	apply(t, worker, workerObjects)
 	apply(t, manager, managerObjects)
+	defaultsManagedBy(ctx, t, sideNamespace("mk", framework.OurJobs))
 	refusedStatusBefore := refusedRequests(t, manager, "PATCH", "status")
 	refusedCreatesBefore := refusedRequests(t, worker, "POST", "")
 

@@ -95,9 +95,10 @@ type KueueOptions struct {
 // Kueue's manager (as the admin user) and batch-kueue (as its ServiceAccount
 // of artifacts/kueue/rbac.yaml), both configured for
 // batch/v1 Jobs (Kueue's own integration) and batch.jobs.dev Jobs (ours,
-// as an external framework, also for MultiKueue). No webhook of Kueue's
-// manager is registered; batch-kueue's is (applyBatchKueueWebhook), and
-// batch-apiserver calls it. Both stop with the cluster.
+// as an external framework, also for MultiKueue). Kueue's webhook for
+// batch/v1 Jobs is registered (registerKueueJobWebhook; kube-apiserver
+// calls it), and batch-kueue's for ours (applyBatchKueueWebhook;
+// batch-apiserver calls it). Both stop with the cluster.
 func (c *Cluster) StartKueue(ctx context.Context, k *KueueBinaries, opts KueueOptions) error {
 	kc := c.Kubectl()
 	crds := filepath.Join(k.ModuleDir, "config", "components", "crd", "bases")
@@ -140,8 +141,8 @@ func (c *Cluster) StartKueue(ctx context.Context, k *KueueBinaries, opts KueueOp
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
-		// Kueue serves both, but nobody calls them here: any certificate
-		// of the cluster CA will do.
+		// Kueue serves both; kube-apiserver calls the webhook at
+		// 127.0.0.1 with the cluster CA as its caBundle.
 		if _, err := c.ClusterCA.Sign(d, "tls", LeafSpec{CommonName: "kueue", IPs: []net.IP{net.ParseIP("127.0.0.1")}, Server: true}); err != nil {
 			return err
 		}
@@ -205,6 +206,9 @@ multiKueue:
 	if err := waitHTTPOK(ctx, kueue, fmt.Sprintf("http://127.0.0.1:%d/readyz", kueueProbe), 2*time.Minute); err != nil {
 		return err
 	}
+	if err := registerKueueJobWebhook(kc, webhookPort, c.ClusterCA.CertPEM); err != nil {
+		return err
+	}
 	batchArgs := append([]string{
 		"--kubeconfig=" + batchKubeconfig,
 		"--metrics-bind-address=0",
@@ -220,6 +224,51 @@ multiKueue:
 		return err
 	}
 	return waitHTTPOK(ctx, batch, fmt.Sprintf("http://127.0.0.1:%d/readyz", batchProbe), time.Minute)
+}
+
+// registerKueueJobWebhook registers the webhook Kueue's manager serves for
+// batch/v1 Jobs (mjob.kb.io and vjob.kb.io as Kueue's manifests have
+// them: mutation on create, validation on create and update), at the
+// manager's address and with its test certificate: kube-apiserver calls
+// it, so that batch/v1 Jobs get Kueue's own defaults and refusals to be
+// compared with ours. Kueue's other webhooks stay unregistered.
+func registerKueueJobWebhook(kc Kubectl, port int, caPEM []byte) error {
+	clientConfig := func(path string) map[string]any {
+		return map[string]any{"url": fmt.Sprintf("https://127.0.0.1:%d%s", port, path), "caBundle": caPEM}
+	}
+	webhook := func(name, path string, operations ...string) map[string]any {
+		return map[string]any{
+			"name":                    name,
+			"admissionReviewVersions": []string{"v1"},
+			"clientConfig":            clientConfig(path),
+			"failurePolicy":           "Fail",
+			"sideEffects":             "None",
+			"rules": []any{map[string]any{
+				"apiGroups": []string{"batch"}, "apiVersions": []string{"v1"},
+				"operations": operations, "resources": []string{"jobs"},
+			}},
+		}
+	}
+	for _, obj := range []map[string]any{{
+		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+		"metadata": map[string]any{"name": "e2e-kueue-batch-v1-job"},
+		"webhooks": []any{webhook("mjob.kb.io", "/mutate-batch-v1-job", "CREATE")},
+	}, {
+		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+		"metadata": map[string]any{"name": "e2e-kueue-batch-v1-job"},
+		"webhooks": []any{webhook("vjob.kb.io", "/validate-batch-v1-job", "CREATE", "UPDATE")},
+	}} {
+		manifest, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		if res, err := kc.RunStdin(string(manifest), "apply", "-f", "-"); err != nil {
+			return fmt.Errorf("registering Kueue's batch/v1 Job webhook: %w", err)
+		} else if res.ExitCode != 0 {
+			return fmt.Errorf("registering Kueue's batch/v1 Job webhook: %s", res.Combined())
+		}
+	}
+	return nil
 }
 
 // applyBatchKueueWebhook applies the certificate Secret and the webhook

@@ -160,7 +160,7 @@ func runSingleCluster(ctx context.Context, t *testing.T, api framework.JobAPI) s
 		return job
 	}
 
-	// The policy leaves a Job without the queue label alone.
+	// The webhooks leave a Job without the queue label alone.
 	unqueued := newJob("unqueued", jobOpts{parallelism: 1, completions: 1, hold: true})
 	delete(unqueued.Labels, queueLabel)
 	created, err := jobs.Create(ctx, unqueued)
@@ -182,15 +182,13 @@ func runSingleCluster(ctx context.Context, t *testing.T, api framework.JobAPI) s
 		}
 		admitted(name, 1)
 	}
-	if api == framework.OurJobs {
-		refuseQueueNameChange(ctx, t, jobs, "a1")
-	}
+	refuseQueueNameChange(ctx, t, jobs, "a1")
 	created, err = jobs.Create(ctx, newJob("a3", one))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !ptr.Deref(created.Spec.Suspend, false) {
-		t.Errorf("a3 was created with suspend=%v, want true (the queue-name policy)", created.Spec.Suspend)
+		t.Errorf("a3 was created with suspend=%v, want true (the webhook)", created.Spec.Suspend)
 	}
 	waitWorkload(ctx, t, worker, api, ns, "a3", "pending without quota", func(wl *unstructured.Unstructured) bool {
 		c := workloadCondition(wl, "QuotaReserved")

@@ -95,7 +95,7 @@ func testMain(m *testing.M) int {
 }
 
 // startClusters starts both clusters, with Kueue and batch-kueue (and
-// its webhook) in each, the batch/v1 suspend-on-create policy, and the worker's scheduler and nodes.
+// their webhooks) in each, and the worker's scheduler and nodes.
 func startClusters(ctx context.Context, dir string) (stop func(), err error) {
 	var stops []func()
 	stop = func() {
@@ -145,7 +145,7 @@ func startClusters(ctx context.Context, dir string) (stop func(), err error) {
 		if err := cl.StartKueue(ctx, kueueBins, opts); err != nil {
 			return stop, fmt.Errorf("%s cluster: %w", c.name, err)
 		}
-		if err := applySuspendPolicies(ctx, cl, bins.RepoRoot); err != nil {
+		if err := waitQueuedJobsSuspended(ctx, cl); err != nil {
 			return stop, fmt.Errorf("%s cluster: %w", c.name, err)
 		}
 	}
@@ -161,9 +161,6 @@ func startClusters(ctx context.Context, dir string) (stop func(), err error) {
 	return stop, nil
 }
 
-// suspendPolicyFile is the component's MutatingAdmissionPolicy.
-const suspendPolicyFile = "artifacts/kueue/suspend-queued-jobs.yaml"
-
 // unmanagedNamespace is the namespace of the manager cluster that
 // batch-kueue's --managed-jobs-namespace-selector leaves out. The selector
 // is Kueue's default with one more name: Kueue v0.17 respects it for every
@@ -171,35 +168,15 @@ const suspendPolicyFile = "artifacts/kueue/suspend-queued-jobs.yaml"
 // beta and on), so it must select the namespaces of the other scenarios.
 const unmanagedNamespace = "noqueue-unmanaged"
 
-// applySuspendPolicies applies the component's policy rewritten for
-// batch/v1 Jobs (applied by kube-apiserver), which stands in for Kueue's
-// webhook: the tier registers none of Kueue's. Our Jobs get the
-// component's policy not at all here: batch-kueue's webhook (registered by
-// StartKueue) is what suspends them, and what the tests show.
-func applySuspendPolicies(ctx context.Context, c *framework.Cluster, root string) error {
-	data, err := os.ReadFile(filepath.Join(root, suspendPolicyFile))
-	if err != nil {
-		return err
-	}
-	upstream := strings.ReplaceAll(string(data), `apiGroups: ["batch.jobs.dev"]`, `apiGroups: ["batch"]`)
-	upstream = strings.ReplaceAll(upstream, "batch-kueue-suspend-queued-jobs", "e2e-suspend-queued-batch-v1-jobs")
-	for _, manifest := range []string{upstream} {
-		if _, err := c.Kubectl().RunStdin(manifest, "apply", "-f", "-"); err != nil {
-			return fmt.Errorf("applying the suspend policies: %w", err)
-		}
-	}
-	return waitSuspendPolicies(ctx, c)
-}
-
-// waitSuspendPolicies waits, as a user can see it, until kube-apiserver
-// applies the policy it has just been given (its admission plugin reads
-// policies through informers) and batch-apiserver calls batch-kueue's
-// webhook: a server-side dry run of a queued Job comes back suspended. Any refusal fails at once, so that a policy that
-// cannot be applied (the 503 of issue 44) is not waited out.
-func waitSuspendPolicies(ctx context.Context, c *framework.Cluster) error {
+// waitQueuedJobsSuspended waits, as a user can see it, until each server
+// calls its Kueue webhook (kube-apiserver Kueue's manager's for batch/v1
+// Jobs, batch-apiserver batch-kueue's for ours; both read webhook
+// configurations through informers): a server-side dry run of a queued Job
+// comes back suspended. Any refusal fails at once.
+func waitQueuedJobsSuspended(ctx context.Context, c *framework.Cluster) error {
 	for _, api := range []framework.JobAPI{framework.OurJobs, framework.UpstreamJobs} {
 		manifest := fmt.Sprintf(`{"apiVersion": %q, "kind": "Job",
-"metadata": {"name": "policy-probe", "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": "probe"}},
+"metadata": {"name": "webhook-probe", "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": "probe"}},
 "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}`, api.APIVersion())
 		var last string
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
@@ -214,7 +191,7 @@ func waitSuspendPolicies(ctx context.Context, c *framework.Cluster) error {
 			return strings.TrimSpace(res.Stdout) == "true", nil
 		})
 		if err != nil {
-			return fmt.Errorf("waiting for the suspend policy to apply to %s Jobs (last spec.suspend %q): %w", api.Name, last, err)
+			return fmt.Errorf("waiting for the webhook to suspend queued %s Jobs (last spec.suspend %q): %w", api.Name, last, err)
 		}
 	}
 	return nil

@@ -30,18 +30,17 @@ import (
 	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
 )
 
-// queueNameImmutable is the refusal Kueue's jobframework gives a changed
-// queue name on a Job that is not suspended, for batch/v1 as for any
-// integration (ValidateJobOnUpdate; the unit test TestMessagesAsBatchV1 of
-// cmd/batch-kueue checks batch-kueue renders it the same). The tier runs
-// no Kueue webhook for batch/v1 Jobs (kube-apiserver would call one, but
-// the tier stands a policy in for it), so the message is compared with
-// Kueue's text, not with a batch/v1 refusal.
+// queueNameImmutable is the refusal Kueue gives a changed queue name on a
+// Job that is not suspended (jobframework's ValidateJobOnUpdate). The
+// scenario checks both sides against it: batch/v1 Jobs under Kueue's own
+// webhook (registered in the tier, kube-apiserver calls it) and ours under
+// batch-kueue's, so the two messages after "denied the request: " are
+// equal.
 const queueNameImmutable = `metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "other": field is immutable`
 
 // refuseQueueNameChange: moving the admitted, running Job name to another
-// queue is refused by batch-kueue's webhook with Kueue's message, and the
-// Job keeps its queue.
+// queue is refused by the side's Kueue webhook with Kueue's message, and
+// the Job keeps its queue.
 func refuseQueueNameChange(ctx context.Context, t *testing.T, jobs framework.Jobs, name string) {
 	t.Helper()
 	_, err := jobs.MergePatch(ctx, name, map[string]any{"metadata": map[string]any{"labels": map[string]any{queueLabel: "other"}}})

@@ -116,3 +116,55 @@ func defaultsManagedBy(ctx context.Context, t *testing.T, ns string) {
 		t.Errorf("a Job with no managedBy in MultiKueue queue %s/q: managedBy %q, want %q: %v", ns, last, multiKueueManager, err)
 	}
 }
+
+// TestDefaultLocalQueue: in a namespace with a LocalQueue named "default",
+// a Job created with no queue name is queued there and created suspended,
+// ours by batch-kueue's webhook as batch/v1 by Kueue's (server-side dry
+// runs on the worker). Each webhook learns of the queue through an
+// informer: wait for it, as a user would.
+func TestDefaultLocalQueue(t *testing.T) {
+	ctx := context.Background()
+	const ns = "default-queue"
+	apply(t, worker, fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: %[1]s
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: %[1]s
+spec:
+  namespaceSelector: {}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: default
+  namespace: %[1]s
+spec:
+  clusterQueue: %[1]s
+`, ns))
+	for _, api := range sides {
+		manifest := fmt.Sprintf(`{"apiVersion": %q, "kind": "Job",
+"metadata": {"name": "no-queue", "namespace": %q},
+"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}`, api.APIVersion(), ns)
+		const want = "default true"
+		var last string
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			res, err := worker.Kubectl().RunStdin(manifest, "create", "--dry-run=server", "-o",
+				`jsonpath={.metadata.labels.kueue\.x-k8s\.io/queue-name} {.spec.suspend}`, "-f", "-")
+			if err != nil {
+				return false, err
+			}
+			if res.ExitCode != 0 {
+				return false, fmt.Errorf("a dry-run create was refused: %s", res.Combined())
+			}
+			last = strings.TrimSpace(res.Stdout)
+			return last == want, nil
+		})
+		if err != nil {
+			t.Errorf("%s: a Job with no queue name in %s: queue and suspend %q, want %q: %v", api.Name, ns, last, want, err)
+		}
+	}
+}

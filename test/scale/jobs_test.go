@@ -284,6 +284,33 @@ func latest(a, b time.Time) time.Time {
 }
 
 // latencies returns create→finished of every finished Job, sorted.
+// completedOverTime returns the finished Jobs, and their succeeded Pods,
+// accumulated in the order the tracker saw them finish, from start.
+func (tr *tracker) completedOverTime(start time.Time) []completionPoint {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	type end struct {
+		at   time.Time
+		pods int64
+	}
+	ends := make([]end, 0, len(tr.finished))
+	for name, at := range tr.finished {
+		var pods int64
+		if job := tr.final[name]; job != nil {
+			pods = int64(job.Status.Succeeded)
+		}
+		ends = append(ends, end{at: at, pods: pods})
+	}
+	sort.Slice(ends, func(i, j int) bool { return ends[i].at.Before(ends[j].at) })
+	out := make([]completionPoint, 0, len(ends))
+	var pods int64
+	for i, e := range ends {
+		pods += e.pods
+		out = append(out, completionPoint{Seconds: e.at.Sub(start).Seconds(), Jobs: i + 1, Pods: pods})
+	}
+	return out
+}
+
 func (tr *tracker) latencies() []time.Duration {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -327,6 +354,17 @@ type runOutcome struct {
 	LastFinishedSeconds float64 `json:"last_finished_condition_seconds"`
 	// LastFinished is the Job that finished last.
 	LastFinished string `json:"last_finished_job"`
+	// CompletedOverTime is, at each moment a Job was seen finished, how
+	// many Jobs had finished and how many of their Pods had succeeded,
+	// in seconds after the first create: the curve of the plots.
+	CompletedOverTime []completionPoint `json:"completed_over_time,omitempty"`
+}
+
+// completionPoint is one step of runOutcome.CompletedOverTime.
+type completionPoint struct {
+	Seconds float64 `json:"seconds"`
+	Jobs    int     `json:"jobs"`
+	Pods    int64   `json:"pods_succeeded"`
 }
 
 // runJobs creates the Jobs of specs in ns at perSecond Jobs a second,
@@ -397,6 +435,7 @@ func (s *side) runJobs(ctx context.Context, t *testing.T, ns string, specs []job
 	out.Wall = time.Since(start)
 	lat := tr.latencies()
 	out.P50, out.P99 = percentile(lat, 0.5), percentile(lat, 0.99)
+	out.CompletedOverTime = tr.completedOverTime(start)
 	t.Logf("%s: %d of %d Jobs finished in %v", s.name, lastDone, out.Created, out.Wall.Round(time.Millisecond))
 
 	// The final word is a LIST, not the informer.

@@ -237,6 +237,6 @@ clean:
 compat-bins: ## Build kube-apiserver and kube-controller-manager 1.33.13, 1.34.4, 1.35.4, 1.36.3 (or those of COMPAT_HOSTS) into _output/compat (cached; a cold build is 15-30 min each).
 	bash hack/build-compat-bins.sh $(COMPAT_HOSTS)
 
-test-compat: build e2e-bins compat-bins ## The aggregation and controller e2e scenarios against hosts 1.33 to 1.37: _output/compat/results.json and a host x scenario table.
+test-compat: build e2e-bins kueue-bins compat-bins ## The aggregation and controller e2e scenarios against hosts 1.33 to 1.37: _output/compat/results.json and a host x scenario table; on the hosts of KUEUE_HOSTS (default v1.34) also the single-cluster Kueue scenarios (test/e2e/kueue).
 	BATCH_APISERVER_BIN=$(abspath $(BINARY)) E2E_BIN_DIR=$(abspath $(BIN_DIR)) \
 		COMPAT_HOSTS="$(COMPAT_HOSTS)" bash hack/compat/test-compat.sh

@@ -13,7 +13,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-# Builds kube-apiserver and kube-controller-manager of older host versions for
+# Builds kube-apiserver, kube-controller-manager and kube-scheduler (for the Kueue scenarios, whose Pods it places) of older host versions for
 # make test-compat (docs/compatibility.md), one per module under hack/compat/
 # (hack/compat/v1.34, ...), into _output/compat/<version>/, e.g.
 # _output/compat/v1.34.4/kube-apiserver.
@@ -22,7 +22,7 @@
 #   hack/build-compat-bins.sh v1.34 v1.36     only these minors
 #
 # A version is skipped when its .version stamp matches the pinned version and
-# the hash of its go.mod + go.sum and both binaries exist; FORCE=1 rebuilds.
+# the hash of its go.mod + go.sum and all the binaries exist; FORCE=1 rebuilds.
 # kubectl and batch-apiserver are not built here: the compat runs use the ones
 # in _output/bin (hack/build-e2e-bins.sh, make build).
 
@@ -33,7 +33,7 @@ cd "${REPO_ROOT}"
 
 COMPAT_DIR="hack/compat"
 OUT_ROOT="${REPO_ROOT}/_output/compat"
-BINARIES=(kube-apiserver kube-controller-manager)
+BINARIES=(kube-apiserver kube-controller-manager kube-scheduler)
 
 export GOWORK=off
 export CGO_ENABLED=0
@@ -76,8 +76,11 @@ build_minor() {
 	local want_stamp="k8s.io/kubernetes ${version}
 ${mod_dir} go.mod+go.sum sha256 ${hash}"
 
-	if [[ "${FORCE:-}" != "1" && -f "${stamp}" && "$(cat "${stamp}")" == "${want_stamp}" &&
-		-x "${out_dir}/kube-apiserver" && -x "${out_dir}/kube-controller-manager" ]]; then
+	local built=1 b
+	for b in "${BINARIES[@]}"; do
+		[[ -x "${out_dir}/${b}" ]] || built=0
+	done
+	if [[ "${FORCE:-}" != "1" && -f "${stamp}" && "$(cat "${stamp}")" == "${want_stamp}" && "${built}" == 1 ]]; then
 		log "up to date: ${BINARIES[*]} at ${version} in _output/compat/${version} (FORCE=1 to rebuild)"
 		return 0
 	fi
@@ -97,7 +100,7 @@ ${mod_dir} go.mod+go.sum sha256 ${hash}"
 		ldflags+=" -X k8s.io/client-go/pkg/version.${kv} -X k8s.io/component-base/version.${kv}"
 	done
 
-	local start b t0
+	local start t0
 	start="$(now_ms)"
 	for b in "${BINARIES[@]}"; do
 		log "go build -C ${mod_dir} -trimpath -o _output/compat/${version}/${b} k8s.io/kubernetes/cmd/${b}"

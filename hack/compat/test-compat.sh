@@ -23,6 +23,9 @@
 #   hack/compat/test-compat.sh                  every hack/compat/v1.* host and 1.37
 #   COMPAT_HOSTS="v1.34 v1.37" hack/compat/test-compat.sh
 #
+# On the hosts of KUEUE_HOSTS (default v1.34) it also runs the
+# single-cluster Kueue scenarios of test/e2e/kueue (kueue-bins).
+#
 # BATCH_APISERVER_BIN and E2E_BIN_DIR (kubectl, and the 1.37 host) are
 # those of make test-e2e. A failing scenario does not stop the other hosts;
 # the script exits non-zero when any scenario failed.
@@ -39,6 +42,12 @@ export E2E_BIN_DIR="${BIN_DIR}"
 
 # The scenarios of the table (hack/compat/report lists them by test).
 TESTS='^(TestAPIServicesAvailable|TestKubectlThroughAggregator|TestSecurityThroughAggregator|TestServiceAccountPermissions|TestStatusAndSpecPermissionsAreSeparate|TestJobController)$'
+# The single-cluster Kueue scenarios (test/e2e/kueue), run on the hosts of
+# KUEUE_HOSTS among those selected: a host older than 1.36 has no
+# MutatingAdmissionPolicy, so there a queued Job is suspended by
+# batch-kueue's webhook alone, which batch-apiserver calls on every host.
+KUEUE_TESTS='^(TestSingleCluster|TestJobsWithoutQueueName|TestDefaultLocalQueue)$'
+KUEUE_HOSTS="${KUEUE_HOSTS:-v1.34}"
 
 log() { echo "+++ [test-compat] $*"; }
 die() { echo "!!! [test-compat] $*" >&2; exit 1; }
@@ -77,6 +86,17 @@ for minor in "${hosts[@]}"; do
 	else
 		status=1
 		log "host ${version}: failed in $(($(date +%s) - start))s (stderr in ${OUT#"${REPO_ROOT}/"}/${version}/e2e.stderr)"
+	fi
+	if [[ " ${KUEUE_HOSTS} " == *" ${minor} "* ]]; then
+		kjson="${OUT}/${version}/kueue.json"
+		log "host ${version}: go test -run '${KUEUE_TESTS}' ./test/e2e/kueue/ > ${kjson#"${REPO_ROOT}/"}"
+		start="$(date +%s)"
+		if E2E_HOST_BIN_DIR="${host_dir}" go test -count=1 -json -timeout 30m -run "${KUEUE_TESTS}" ./test/e2e/kueue/ >"${kjson}" 2>"${OUT}/${version}/kueue.stderr"; then
+			log "host ${version}: Kueue scenarios passed in $(($(date +%s) - start))s"
+		else
+			status=1
+			log "host ${version}: Kueue scenarios failed in $(($(date +%s) - start))s (go test -json output in ${kjson#"${REPO_ROOT}/"})"
+		fi
 	fi
 done
 

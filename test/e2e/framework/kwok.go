@@ -58,13 +58,20 @@ type ScaleBinaries struct {
 
 // FindScaleBinaries locates kube-scheduler and kwok in E2E_BIN_DIR
 // (default <repo>/_output/bin) and fails with the command that builds a
-// missing one.
+// missing one. An older host's own kube-scheduler (E2E_HOST_BIN_DIR, make
+// compat-bins) is taken when it is there: a newer one waits for informers
+// of APIs the host does not serve and never places a Pod.
 func FindScaleBinaries(bins *Binaries) (*ScaleBinaries, error) {
 	dir := os.Getenv(EnvBinDir)
 	if dir == "" {
 		dir = filepath.Join(bins.RepoRoot, "_output", "bin")
 	}
 	s := &ScaleBinaries{KubeScheduler: filepath.Join(dir, "kube-scheduler"), KWOK: filepath.Join(dir, "kwok")}
+	if host := os.Getenv(EnvHostBinDir); host != "" {
+		if st, err := os.Stat(filepath.Join(host, "kube-scheduler")); err == nil && !st.IsDir() {
+			s.KubeScheduler = filepath.Join(host, "kube-scheduler")
+		}
+	}
 	for bin, cmd := range map[string]string{s.KubeScheduler: "make e2e-bins", s.KWOK: "bash hack/build-scale-bins.sh"} {
 		if st, err := os.Stat(bin); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 			return nil, fmt.Errorf("%s is missing: build it with `%s`", bin, cmd)

@@ -107,6 +107,7 @@ func startClusters(ctx context.Context, dir string) (stop func(), err error) {
 	if err != nil {
 		return stop, err
 	}
+	fmt.Fprintf(os.Stderr, "e2e-kueue: host kube-apiserver %s (%s)\n", bins.HostVersion, bins.KubeAPIServer)
 	kueueBins, err := framework.FindKueueBinaries(bins)
 	if err != nil {
 		return stop, err

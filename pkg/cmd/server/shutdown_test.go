@@ -47,20 +47,22 @@ import (
 // server until the 60 s request timeout, as it did before.
 const shutdownBound = 10 * time.Second
 
-// TestShutdownEndsOpenWatches starts the standalone server (with its own
-// embedded etcd), opens a watch on Jobs and cancels the server's context as
-// SIGTERM does through the command's context: Run must return well before
-// the 60 s request timeout, the watch must have been ended by the server,
-// and the embedded etcd must have been closed cleanly after the server.
-func TestShutdownEndsOpenWatches(t *testing.T) {
-	dataDir := t.TempDir()
+// standaloneOptions returns the completed and validated options of a
+// standalone server in a new data directory, on a listener of 127.0.0.1.
+// check, when not nil, sees the defaults before Complete.
+func standaloneOptions(t *testing.T, check func(*Options)) (o *Options, dataDir string, ln net.Listener) {
+	t.Helper()
+	dataDir = t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listening: %v", err)
 	}
-	o := NewOptions(nil)
+	o = NewOptions(nil)
 	o.DataDir = dataDir
 	o.Listener = ln
+	if check != nil {
+		check(o)
+	}
 	if err := o.Complete(); err != nil {
 		t.Fatalf("completing options: %v", err)
 	}
@@ -70,6 +72,16 @@ func TestShutdownEndsOpenWatches(t *testing.T) {
 	if !o.Standalone() {
 		t.Fatal("the options do not run standalone")
 	}
+	return o, dataDir, ln
+}
+
+// TestShutdownEndsOpenWatches starts the standalone server (with its own
+// embedded etcd), opens a watch on Jobs and cancels the server's context as
+// SIGTERM does through the command's context: Run must return well before
+// the 60 s request timeout, the watch must have been ended by the server,
+// and the embedded etcd must have been closed cleanly after the server.
+func TestShutdownEndsOpenWatches(t *testing.T) {
+	o, dataDir, _ := standaloneOptions(t, nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -126,23 +138,11 @@ func TestShutdownEndsOpenWatches(t *testing.T) {
 // answers every new request 429 with Retry-After and Connection: close, and
 // still completes the create it had; then it stops.
 func TestShutdownAnswersRetryAfterUntilDrained(t *testing.T) {
-	dataDir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listening: %v", err)
-	}
-	o := NewOptions(nil)
-	o.DataDir = dataDir
-	o.Listener = ln
-	if !o.Shutdown.SendRetryAfter {
-		t.Fatal("--shutdown-send-retry-after is off by default")
-	}
-	if err := o.Complete(); err != nil {
-		t.Fatalf("completing options: %v", err)
-	}
-	if err := o.Validate(); err != nil {
-		t.Fatalf("validating options: %v", err)
-	}
+	o, dataDir, ln := standaloneOptions(t, func(o *Options) {
+		if !o.Shutdown.SendRetryAfter {
+			t.Fatal("--shutdown-send-retry-after is off by default")
+		}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopped := make(chan error, 1)

@@ -202,9 +202,11 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 3m), one after another; a cr
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJob$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./pkg/apiserver/
 	$(GO) test -run '^$$' -fuzz '^FuzzStatusStrategy$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./pkg/registry/batch/job/
 
+# vet compiles as the test tiers do (no cgo, -trimpath), so it type-checks
+# against the packages make build already compiled, not a second copy.
 lint: ## go vet, gofmt and staticcheck (hack/lint.sh, staticcheck.conf) of both modules; generated code excluded.
-	$(GO) vet ./...
-	cd cmd/batch-kueue && GOWORK=off $(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet -trimpath ./...
+	cd cmd/batch-kueue && GOWORK=off CGO_ENABLED=0 $(GO) vet -trimpath ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v -e '^pkg/generated/' -e 'zz_generated')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	bash hack/lint.sh
@@ -220,8 +222,9 @@ update: ## Regenerate code, gofmt, tidy.
 	$(GO) mod tidy
 	cd cmd/batch-kueue && GOWORK=off $(GO) mod tidy
 
-verify: ## Fail when generated code, formatting or go.mod are stale.
+verify: ## Fail when generated code, formatting or go.mod are stale, or a tool module's shared dependencies drift from the server's.
 	bash hack/verify-codegen.sh
+	bash hack/verify-shared-versions.sh
 
 clean:
 	rm -rf _output/bin/batch-apiserver $(IMAGE_DIR)

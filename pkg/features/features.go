@@ -39,6 +39,19 @@ const (
 	// it is named here so that our code needs one features package.
 	JobManagedBy = kubefeatures.JobManagedBy
 
+	// WorkloadWithJob serves spec.scheduling, which makes a Job a workload
+	// for the scheduler (basic or gang scheduling, KEP-5547). It is kube's own
+	// gate (alpha and off since 1.36), registered by k8s.io/kubernetes/pkg/features
+	// with its dependency on GenericWorkload: turning it on needs
+	// GenericWorkload=true too. While it is off, spec.scheduling is dropped on
+	// create and on updates of Jobs that do not have it yet.
+	WorkloadWithJob = kubefeatures.WorkloadWithJob
+
+	// GenericWorkload is kube's gate for the scheduling.k8s.io Workload and
+	// PodGroup APIs (beta and off in 1.37) that WorkloadWithJob depends on.
+	// Our API reads it only through that dependency.
+	GenericWorkload = kubefeatures.GenericWorkload
+
 	// JobStrictStatusValidation runs every status validation rule on every
 	// status write, instead of only the rules whose fields changed. It is
 	// batch-apiserver's own; Kubernetes has no such gate.

@@ -33,6 +33,8 @@ func TestDefaults(t *testing.T) {
 	}{
 		{JobManagedBy, true},
 		{JobStrictStatusValidation, false},
+		{WorkloadWithJob, false},
+		{GenericWorkload, false},
 		{kubefeatures.MutablePodResourcesForSuspendedJobs, true},
 		{kubefeatures.MutableSchedulingDirectivesForSuspendedJobs, true},
 	}
@@ -60,6 +62,9 @@ func TestSet(t *testing.T) {
 		{name: "JobManagedBy=true is accepted", value: "JobManagedBy=true", feature: JobManagedBy, wantEnable: true},
 		{name: "strict status validation can be turned on", value: "JobStrictStatusValidation=true", feature: JobStrictStatusValidation, wantEnable: true},
 		{name: "strict status validation can be turned off", value: "JobStrictStatusValidation=false", feature: JobStrictStatusValidation, wantEnable: false},
+		{name: "WorkloadWithJob is refused without GenericWorkload", value: "WorkloadWithJob=true", wantErr: true, feature: WorkloadWithJob, wantEnable: false},
+		{name: "WorkloadWithJob is accepted with GenericWorkload", value: "GenericWorkload=true,WorkloadWithJob=true", feature: WorkloadWithJob, wantEnable: true},
+		{name: "GenericWorkload alone leaves WorkloadWithJob off", value: "GenericWorkload=true", feature: WorkloadWithJob, wantEnable: false},
 		{name: "a kube beta gate can be turned off", value: "MutablePodResourcesForSuspendedJobs=false", feature: kubefeatures.MutablePodResourcesForSuspendedJobs, wantEnable: false},
 		{name: "a kube gate is refused when gates that depend on it stay on", value: "PodLevelResources=false", wantErr: true, feature: kubefeatures.PodLevelResources, wantEnable: true},
 		{name: "an unknown gate is refused", value: "NoSuchGate=true", wantErr: true, feature: JobStrictStatusValidation, wantEnable: false},
@@ -73,6 +78,28 @@ func TestSet(t *testing.T) {
 			}
 			if got := gate.Enabled(tc.feature); got != tc.wantEnable {
 				t.Errorf("Enabled(%s) = %v, want %v", tc.feature, got, tc.wantEnable)
+			}
+		})
+	}
+}
+
+// TestStages checks the maturity --help prints for the gates of the Job API
+// at the emulated Kubernetes version: 1.37's.
+func TestStages(t *testing.T) {
+	cases := []struct {
+		feature featuregate.Feature
+		want    string
+	}{
+		{JobStrictStatusValidation, "ALPHA"},
+		{WorkloadWithJob, "ALPHA"},
+		{GenericWorkload, "BETA"},
+		{JobManagedBy, ""}, // GA has no stage name
+	}
+	specs := utilfeature.DefaultMutableFeatureGate.GetAll()
+	for _, tc := range cases {
+		t.Run(string(tc.feature), func(t *testing.T) {
+			if got := string(specs[tc.feature].PreRelease); got != tc.want {
+				t.Errorf("PreRelease(%s) = %q, want %q", tc.feature, got, tc.want)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ package batch
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -292,6 +293,36 @@ type JobSpec struct {
 	// without it or with `kubernetes.io/job-controller`. Immutable.
 	// +optional
 	ManagedBy *string `json:"managedBy,omitempty"`
+
+	// scheduling makes the Job a workload for the scheduler; nil is the basic
+	// policy. Alpha, behind WorkloadWithJob; fixed at creation except
+	// schedulingPolicy.gang.minCount.
+	// +optional
+	Scheduling *JobSchedulingConfiguration `json:"scheduling,omitempty"`
+}
+
+// JobSchedulingConfiguration is the scheduling.k8s.io building blocks a Job
+// hands to the scheduler. Its members are the external scheduling/v1alpha3
+// types in every version and here too: batch-apiserver has no internal form
+// of the scheduling API, and with one type everywhere the conversion copies
+// them as they are.
+type JobSchedulingConfiguration struct {
+	// schedulingPolicy is basic or gang; only gang.minCount may change.
+	// +optional
+	SchedulingPolicy *schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy `json:"schedulingPolicy,omitempty"`
+
+	// schedulingConstraints places the Job's Pods (topology); immutable.
+	// +optional
+	SchedulingConstraints *schedulingv1alpha3.WorkloadPodGroupSchedulingConstraints `json:"schedulingConstraints,omitempty"`
+
+	// disruptionMode is single or all; immutable.
+	// +optional
+	DisruptionMode *schedulingv1alpha3.WorkloadPodGroupDisruptionMode `json:"disruptionMode,omitempty"`
+
+	// resourceClaims are the claims the Job's Pods share, keyed by name, at
+	// most 4; immutable.
+	// +optional
+	ResourceClaims []schedulingv1alpha3.WorkloadPodGroupResourceClaim `json:"resourceClaims,omitempty"`
 }
 
 // JobStatus is the observed state of a Job.

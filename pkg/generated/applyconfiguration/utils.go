@@ -38,6 +38,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &batchv1.JobApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("JobCondition"):
 		return &batchv1.JobConditionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("JobSchedulingConfiguration"):
+		return &batchv1.JobSchedulingConfigurationApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("JobSpec"):
 		return &batchv1.JobSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("JobStatus"):
@@ -62,6 +64,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &batchv1beta1.JobApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("JobCondition"):
 		return &batchv1beta1.JobConditionApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("JobSchedulingConfiguration"):
+		return &batchv1beta1.JobSchedulingConfigurationApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("JobSpec"):
 		return &batchv1beta1.JobSpecApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("JobStatus"):

@@ -18,6 +18,7 @@ package v1beta1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -399,6 +400,60 @@ type JobSpec struct {
 	// characters (RFC 3986); at most 63 characters. Immutable.
 	// +optional
 	ManagedBy *string `json:"managedBy,omitempty" protobuf:"bytes,15,opt,name=managedBy"`
+
+	// scheduling asks the scheduler to treat the Job's Pods as one workload:
+	// how they are placed (a basic policy, Pod after Pod as usual, or a gang
+	// policy, where a minimum number of them is placed together or none is),
+	// topology constraints, whether they may be disrupted one by one or only
+	// together, and ResourceClaims they share. A Job without it is scheduled
+	// as with the basic policy.
+	// Alpha: the server keeps this field only with the WorkloadWithJob
+	// feature gate on. It cannot be added to or removed from an existing Job,
+	// and nothing in it changes after creation but
+	// schedulingPolicy.gang.minCount.
+	//
+	// +featureGate=WorkloadWithJob
+	// +optional
+	Scheduling *JobSchedulingConfiguration `json:"scheduling,omitempty" protobuf:"bytes,17,opt,name=scheduling"`
+}
+
+// JobSchedulingConfiguration is how a Job is scheduled as a workload, put
+// together from the building blocks of the scheduling.k8s.io API.
+type JobSchedulingConfiguration struct {
+	// schedulingPolicy is basic or gang (exactly one). It can be neither
+	// added nor removed after creation, nor switched between basic and gang;
+	// the only change allowed is to gang.minCount, which may never exceed
+	// the Job's parallelism.
+	//
+	// +optional
+	SchedulingPolicy *schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy `json:"schedulingPolicy,omitempty" protobuf:"bytes,1,opt,name=schedulingPolicy"`
+
+	// schedulingConstraints restrict where the Job's Pods are placed, such as
+	// a topology domain they must share. Immutable.
+	//
+	// +optional
+	SchedulingConstraints *schedulingv1alpha3.WorkloadPodGroupSchedulingConstraints `json:"schedulingConstraints,omitempty" protobuf:"bytes,2,opt,name=schedulingConstraints"`
+
+	// disruptionMode says whether the Job's Pods may be disrupted each on its
+	// own (single) or only all together (all, which needs the gang policy).
+	// Immutable, set or unset alike.
+	//
+	// +optional
+	DisruptionMode *schedulingv1alpha3.WorkloadPodGroupDisruptionMode `json:"disruptionMode,omitempty" protobuf:"bytes,3,opt,name=disruptionMode"`
+
+	// resourceClaims lists ResourceClaims the Job's Pods may share: a Pod
+	// uses the devices allocated to one of them by declaring, in its own
+	// spec.resourceClaims, a claim with the same name that refers to the same
+	// ResourceClaim or ResourceClaimTemplate. At most 4, the limit of the
+	// PodGroup they end up in. Immutable: no entry may be added, removed or
+	// changed.
+	//
+	// +optional
+	// +patchMergeKey=name
+	// +patchStrategy=merge
+	// +listType=map
+	// +listMapKey=name
+	ResourceClaims []schedulingv1alpha3.WorkloadPodGroupResourceClaim `json:"resourceClaims,omitempty" patchStrategy:"merge" patchMergeKey:"name" protobuf:"bytes,4,rep,name=resourceClaims"`
 }
 
 // JobStatus is the observed state of a Job.

@@ -138,6 +138,17 @@ type JobSpecApplyConfiguration struct {
 	// before the first "/" a DNS subdomain (RFC 1123), after it HTTP path
 	// characters (RFC 3986); at most 63 characters. Immutable.
 	ManagedBy *string `json:"managedBy,omitempty"`
+	// scheduling asks the scheduler to treat the Job's Pods as one workload:
+	// how they are placed (a basic policy, Pod after Pod as usual, or a gang
+	// policy, where a minimum number of them is placed together or none is),
+	// topology constraints, whether they may be disrupted one by one or only
+	// together, and ResourceClaims they share. A Job without it is scheduled
+	// as with the basic policy.
+	// Alpha: the server keeps this field only with the WorkloadWithJob
+	// feature gate on. It cannot be added to or removed from an existing Job,
+	// and nothing in it changes after creation but
+	// schedulingPolicy.gang.minCount.
+	Scheduling *JobSchedulingConfigurationApplyConfiguration `json:"scheduling,omitempty"`
 }
 
 // JobSpecApplyConfiguration constructs a declarative configuration of the JobSpec type for use with
@@ -271,5 +282,13 @@ func (b *JobSpecApplyConfiguration) WithPodReplacementPolicy(value batchv1.PodRe
 // If called multiple times, the ManagedBy field is set to the value of the last call.
 func (b *JobSpecApplyConfiguration) WithManagedBy(value string) *JobSpecApplyConfiguration {
 	b.ManagedBy = &value
+	return b
+}
+
+// WithScheduling sets the Scheduling field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Scheduling field is set to the value of the last call.
+func (b *JobSpecApplyConfiguration) WithScheduling(value *JobSchedulingConfigurationApplyConfiguration) *JobSpecApplyConfiguration {
+	b.Scheduling = value
 	return b
 }

@@ -36,11 +36,15 @@ const completionIndexEnv = "JOB_COMPLETION_INDEX"
 // creations returns the Pods to create: n of a NonIndexed Job, one per
 // index of an Indexed Job. Every Pod carries the tracking finalizer, so
 // that its end is counted before it can vanish. held gives, per index, the
-// failed Pod a replacement inherits its failure counts from.
-func creations(job *batchv1.Job, n int, indexes []int, held map[int]*corev1.Pod) []PodCreation {
+// failed Pod a replacement inherits its failure counts from. group, when
+// set, is the Job's PodGroup, which every Pod joins.
+func creations(job *batchv1.Job, n int, indexes []int, held map[int]*corev1.Pod, group *corev1.PodSchedulingGroup) []PodCreation {
 	base := job.Spec.Template.DeepCopy()
 	if !slices.Contains(base.Finalizers, batch.JobTrackingFinalizer) {
 		base.Finalizers = append(base.Finalizers, batch.JobTrackingFinalizer)
+	}
+	if group != nil {
+		base.Spec.SchedulingGroup = group.DeepCopy()
 	}
 	if !isIndexed(job) {
 		out := make([]PodCreation, n)

@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
@@ -51,12 +52,17 @@ func TestCreations(t *testing.T) {
 		return m
 	}
 	tracking := []string{batch.JobTrackingFinalizer}
+	inGroup := func(t *corev1.PodTemplateSpec, pg string) *corev1.PodTemplateSpec {
+		t.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(pg)}
+		return t
+	}
 	withInit := func(b *jobFx) *jobFx { return b.InitContainers(corev1.Container{Name: "init"}) }
 	cases := map[string]struct {
 		job     *batchv1.Job
 		n       int
 		indexes []int
 		held    map[int]*corev1.Pod
+		group   *corev1.PodSchedulingGroup
 		want    []PodCreation
 	}{
 		"NonIndexed: n Pods of the template with the finalizer": {
@@ -114,11 +120,20 @@ func TestCreations(t *testing.T) {
 				tracking, "j-0", nil, []corev1.EnvVar{indexEnv}, false)}},
 		},
 		"Indexed without indexes: nothing": {job: job("j").Indexed(2).Obj(), n: 2},
+		"NonIndexed with a PodGroup: every Pod joins it": {
+			job: job("j").Obj(), n: 1, group: &corev1.PodSchedulingGroup{PodGroupName: ptr.To("pg")},
+			want: []PodCreation{{Index: -1, GenerateName: "j-", Template: inGroup(template(base(nil), nil, tracking, "", nil, nil, false), "pg")}},
+		},
+		"Indexed with a PodGroup: every index joins it": {
+			job: job("j").Indexed(2).Obj(), indexes: []int{1}, group: &corev1.PodSchedulingGroup{PodGroupName: ptr.To("pg")},
+			want: []PodCreation{{Index: 1, GenerateName: "j-1-", Template: inGroup(template(base(map[string]string{batch.JobCompletionIndexAnnotation: "1"}),
+				map[string]string{batch.JobCompletionIndexAnnotation: "1"}, tracking, "j-1", nil, []corev1.EnvVar{indexEnv}, false), "pg")}},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			before := tc.job.DeepCopy()
-			got := creations(tc.job, tc.n, tc.indexes, tc.held)
+			got := creations(tc.job, tc.n, tc.indexes, tc.held, tc.group)
 			if diff := cmp.Diff(tc.want, got, syncCmp...); diff != "" {
 				t.Errorf("creations (-want +got):\n%s", diff)
 			}

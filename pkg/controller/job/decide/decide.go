@@ -111,6 +111,7 @@ func newSyncState(s Snapshot) *syncState {
 		now:             s.Now,
 		expectationsMet: s.ExpectationsMet,
 		nsTerminating:   s.NamespaceTerminating,
+		schedulingGroup: s.SchedulingGroup,
 		indexed:         isIndexed(job),
 		completions:     int(ptr.Deref(job.Spec.Completions, 0)),
 		perIndex:        job.Spec.BackoffLimitPerIndex,
@@ -283,7 +284,7 @@ func (st *syncState) manage(plan *Plan) {
 	if n == 0 {
 		return
 	}
-	plan.Creations = creations(job, n, indexes, st.held)
+	plan.Creations = creations(job, n, indexes, st.held, st.schedulingGroup)
 	plan.CreationReason = creationReason(job, st.failed, st.terminating)
 }
 

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -139,4 +141,95 @@ func succeededCount(n int32) batchv1.SuccessPolicyRule {
 
 func succeededOf(ix string, n int32) batchv1.SuccessPolicyRule {
 	return batchv1.SuccessPolicyRule{SucceededIndexes: ptr.To(ix), SucceededCount: ptr.To(n)}
+}
+
+// Scheduling objects, as the host stores them.
+
+// gangPolicy and basicPolicy are spec.scheduling with a policy alone; a
+// nil minCount leaves the gang's size to the parallelism.
+func gangPolicy(minCount *int32) *batchv1.JobSchedulingConfiguration {
+	return &batchv1.JobSchedulingConfiguration{SchedulingPolicy: &schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{
+		Gang: &schedulingv1alpha3.WorkloadPodGroupGangSchedulingPolicy{MinCount: minCount}}}
+}
+
+func basicPolicy() *batchv1.JobSchedulingConfiguration {
+	return &batchv1.JobSchedulingConfiguration{SchedulingPolicy: &schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{
+		Basic: &schedulingv1alpha3.WorkloadPodGroupBasicSchedulingPolicy{}}}
+}
+
+// scheduled sets the Job's spec.scheduling.
+func scheduled(sc *batchv1.JobSchedulingConfiguration) func(*batchv1.Job) {
+	return func(j *batchv1.Job) { j.Spec.Scheduling = sc }
+}
+
+// ownedBy makes the Job a child of a controller of apiVersion and kind,
+// named "parent", delegating the PodGroup of template when it is not nil.
+func ownedBy(apiVersion, kind string, template *string) func(*batchv1.Job) {
+	return func(j *batchv1.Job) {
+		j.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "parent", UID: "parent-uid", Controller: ptr.To(true)}}
+		if template != nil {
+			j.Annotations = map[string]string{GroupTemplateNameAnnotation: *template}
+		}
+	}
+}
+
+// gangOf and basic are the PodGroup policies of a stored template.
+func gangOf(n int32) schedulingv1beta1.PodGroupSchedulingPolicy {
+	return schedulingv1beta1.PodGroupSchedulingPolicy{Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: n}}
+}
+
+func basic() schedulingv1beta1.PodGroupSchedulingPolicy {
+	return schedulingv1beta1.PodGroupSchedulingPolicy{Basic: &schedulingv1beta1.BasicSchedulingPolicy{}}
+}
+
+// jobOwner is the controller reference our Job puts on what it owns.
+func jobOwner(j *batchv1.Job) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "batch.jobs.dev/v1", Kind: "Job", Name: j.Name, UID: j.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+}
+
+// ownWorkload is the Workload of the Job as the controller makes it, with
+// one template of the policy, stored with UID "wl-uid".
+func ownWorkload(j *batchv1.Job, policy schedulingv1beta1.PodGroupSchedulingPolicy) *schedulingv1beta1.Workload {
+	return &schedulingv1beta1.Workload{
+		ObjectMeta: metav1.ObjectMeta{Name: WorkloadName(j), Namespace: j.Namespace, UID: "wl-uid",
+			OwnerReferences: []metav1.OwnerReference{jobOwner(j)}},
+		Spec: schedulingv1beta1.WorkloadSpec{
+			ControllerRef:     &schedulingv1beta1.TypedLocalObjectReference{APIGroup: "batch.jobs.dev", Kind: "Job", Name: j.Name},
+			PodGroupTemplates: []schedulingv1beta1.PodGroupTemplate{{Name: PodGroupTemplateName(j), SchedulingPolicy: policy}},
+		},
+	}
+}
+
+// parentWorkload is the Workload of a parent of group and kind named
+// "parent", with templates "a" (gang of 2) and "b" (basic).
+func parentWorkload(group, kind string) *schedulingv1beta1.Workload {
+	return &schedulingv1beta1.Workload{
+		ObjectMeta: metav1.ObjectMeta{Name: "parent-wl", Namespace: "ns", UID: "parent-wl-uid"},
+		Spec: schedulingv1beta1.WorkloadSpec{
+			ControllerRef: &schedulingv1beta1.TypedLocalObjectReference{APIGroup: group, Kind: kind, Name: "parent"},
+			PodGroupTemplates: []schedulingv1beta1.PodGroupTemplate{
+				{Name: "a", SchedulingPolicy: gangOf(2), PriorityClassName: "high"},
+				{Name: "b", SchedulingPolicy: basic()},
+			},
+		},
+	}
+}
+
+// podGroupOf is a PodGroup of the template of wl, with the given owners
+// and policy, stored with UID "pg-uid".
+func podGroupOf(wl *schedulingv1beta1.Workload, template string, policy schedulingv1beta1.PodGroupSchedulingPolicy, owners ...metav1.OwnerReference) *schedulingv1beta1.PodGroup {
+	return &schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: PodGroupName(wl.Name, template), Namespace: wl.Namespace, UID: "pg-uid", OwnerReferences: owners},
+		Spec: schedulingv1beta1.PodGroupSpec{
+			WorkloadRef:      &schedulingv1beta1.WorkloadReference{WorkloadName: wl.Name, TemplateName: template},
+			SchedulingPolicy: policy,
+		},
+	}
+}
+
+// workloadOwner is the second owner of a PodGroup of the Job's own
+// Workload.
+func workloadOwner(wl *schedulingv1beta1.Workload) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "scheduling.k8s.io/v1beta1", Kind: "Workload", Name: wl.Name, UID: wl.UID}
 }

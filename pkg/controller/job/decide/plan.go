@@ -88,7 +88,10 @@ type Snapshot struct {
 	// NamespaceTerminating tells that a Pod creation of this Job was refused
 	// because its namespace is being deleted.
 	NamespaceTerminating bool
-	Options              Options
+	// SchedulingGroup, when set, is the spec.schedulingGroup of every Pod
+	// to create: the Job's PodGroup (see PlanPodGroup).
+	SchedulingGroup *corev1.PodSchedulingGroup
+	Options         Options
 }
 
 // DeletionReason says why a Pod is deleted.
@@ -228,6 +231,7 @@ type syncState struct {
 	now             time.Time
 	expectationsMet bool
 	nsTerminating   bool
+	schedulingGroup *corev1.PodSchedulingGroup
 	indexed         bool
 	// completions of an Indexed Job: indexes at or above it are ignored.
 	completions int

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -251,6 +252,37 @@ func (b *JobBuilder) TTLSecondsAfterFinished(s int32) *JobBuilder {
 // ManagedBy sets spec.managedBy.
 func (b *JobBuilder) ManagedBy(m string) *JobBuilder {
 	b.job.Spec.ManagedBy = ptr.To(m)
+	return b
+}
+
+// Scheduling sets spec.scheduling.
+func (b *JobBuilder) Scheduling(s *batchv1.JobSchedulingConfiguration) *JobBuilder {
+	b.job.Spec.Scheduling = s
+	return b
+}
+
+// Gang sets spec.scheduling.schedulingPolicy to the gang policy, with
+// minCount when it is not nil.
+func (b *JobBuilder) Gang(minCount *int32) *JobBuilder {
+	return b.schedulingPolicy(schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{
+		Gang: &schedulingv1alpha3.WorkloadPodGroupGangSchedulingPolicy{MinCount: minCount},
+	})
+}
+
+// BasicScheduling sets spec.scheduling.schedulingPolicy to the basic policy.
+func (b *JobBuilder) BasicScheduling() *JobBuilder {
+	return b.schedulingPolicy(schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{
+		Basic: &schedulingv1alpha3.WorkloadPodGroupBasicSchedulingPolicy{},
+	})
+}
+
+// schedulingPolicy sets spec.scheduling.schedulingPolicy, keeping the rest of
+// spec.scheduling.
+func (b *JobBuilder) schedulingPolicy(p schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy) *JobBuilder {
+	if b.job.Spec.Scheduling == nil {
+		b.job.Spec.Scheduling = &batchv1.JobSchedulingConfiguration{}
+	}
+	b.job.Spec.Scheduling.SchedulingPolicy = &p
 	return b
 }
 

@@ -40,6 +40,12 @@ type JobValidationOptions struct {
 	// AllowMutablePodResources lets an update of a suspended Job change the
 	// resources of its containers and init containers.
 	AllowMutablePodResources bool
+	// AllowScheduling is whether spec.scheduling is served (the
+	// WorkloadWithJob feature gate). Without it a create that sets the field,
+	// or an update that changes it, is refused as Forbidden; the strategy
+	// has dropped it by then wherever kube-apiserver drops it, so this is
+	// met only by a Job stored with the field while the gate was on.
+	AllowScheduling bool
 }
 
 // JobStatusValidationOptions switches on the status rules that kube-apiserver

@@ -139,6 +139,7 @@ func ValidateJob(job *batch.Job, opts JobValidationOptions) field.ErrorList {
 	errs = append(errs, validateGeneratedSelector(job, opts.RequirePrefixedLabels)...)
 	errs = append(errs, validateJobSpec(&job.Spec, template, field.NewPath("spec"), opts.PodValidationOptions)...)
 	errs = append(errs, validateNameAllowsCompletions(job)...)
+	errs = append(errs, validateSchedulingTags(job.Spec.Scheduling, nil, false, opts.AllowScheduling, field.NewPath("spec", "scheduling"))...)
 	return errs
 }
 
@@ -231,6 +232,8 @@ func validateJobSpecFields(spec *batch.JobSpec, template *core.PodTemplateSpec, 
 		}
 	}
 	errs = append(errs, validatePodReplacementPolicy(spec, fldPath.Child("podReplacementPolicy"))...)
+	errs = append(errs, validateGangMinCount(spec, fldPath.Child("scheduling"))...)
+	errs = append(errs, validateDisruptionModeForPolicy(spec.Scheduling, fldPath.Child("scheduling"))...)
 	errs = append(errs, validatePodTemplateSpec(template, fldPath.Child("template"), opts)...)
 	errs = append(errs, validateJobRestartPolicy(spec, fldPath.Child("template", "spec", "restartPolicy"))...)
 	return errs
@@ -356,6 +359,7 @@ func ValidateJobUpdate(job, oldJob *batch.Job, opts JobValidationOptions) field.
 	errs := validateObjectMetaUpdate(&job.ObjectMeta, &oldJob.ObjectMeta, field.NewPath("metadata"))
 	errs = append(errs, validateJobSpecUpdate(&job.Spec, &oldJob.Spec, template, oldTemplate, field.NewPath("spec"), opts)...)
 	errs = append(errs, validateNameAllowsCompletions(job)...)
+	errs = append(errs, validateSchedulingTags(job.Spec.Scheduling, oldJob.Spec.Scheduling, true, opts.AllowScheduling, field.NewPath("spec", "scheduling"))...)
 	return errs
 }
 
@@ -371,6 +375,7 @@ func validateJobSpecUpdate(spec, oldSpec *batch.JobSpec, template, oldTemplate *
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.BackoffLimitPerIndex, oldSpec.BackoffLimitPerIndex, fldPath.Child("backoffLimitPerIndex"))...)
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.ManagedBy, oldSpec.ManagedBy, fldPath.Child("managedBy"))...)
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.SuccessPolicy, oldSpec.SuccessPolicy, fldPath.Child("successPolicy"))...)
+	errs = append(errs, validateSchedulingPolicyVariantUpdate(spec.Scheduling, oldSpec.Scheduling, fldPath.Child("scheduling"))...)
 	return errs
 }
 

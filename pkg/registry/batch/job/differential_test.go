@@ -27,11 +27,14 @@ import (
 	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/randfill"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	batchfuzzer "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/fuzzer"
+	"github.com/batch-apiserver/batch-apiserver/pkg/features"
 )
 
 // differentialCases is how many fuzzed Jobs each differential test checks:
@@ -98,9 +101,28 @@ func fuzzedJob(seed int64) *batch.Job {
 	return job
 }
 
+// withAndWithoutWorkloadWithJob runs test with the WorkloadWithJob gate off
+// (the default) and on (with GenericWorkload, which it needs). Both
+// strategies read the same process-wide gate.
+func withAndWithoutWorkloadWithJob(t *testing.T, test func(t *testing.T)) {
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprintf("WorkloadWithJob=%v", on), func(t *testing.T) {
+			featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, featuregatetesting.FeatureOverrides{
+				features.GenericWorkload: on,
+				features.WorkloadWithJob: on,
+			})
+			test(t)
+		})
+	}
+}
+
 // TestDifferentialCreate validates fuzzed Jobs on create with our strategy
 // and with kube-apiserver's, after each side decoded and defaulted them.
 func TestDifferentialCreate(t *testing.T) {
+	withAndWithoutWorkloadWithJob(t, testDifferentialCreate)
+}
+
+func testDifferentialCreate(t *testing.T) {
 	compared, invalid := 0, 0
 	for seed := int64(0); seed < int64(differentialCases()); seed++ {
 		ours, upstream := decodedPair(t, fuzzedJob(seed))
@@ -133,7 +155,7 @@ func fuzzedUpdate(seed int64) (old, job *batch.Job) {
 		old.Status.Active = 0
 	}
 	job = old.DeepCopy()
-	switch seed % 5 {
+	switch seed % 6 {
 	case 0:
 		job = &batch.Job{}
 		f.Fill(job)
@@ -148,6 +170,8 @@ func fuzzedUpdate(seed int64) (old, job *batch.Job) {
 		f.Fill(&job.Spec.Suspend)
 	case 4:
 		f.Fill(&job.Status)
+	case 5:
+		f.Fill(&job.Spec.Scheduling)
 	}
 	return old, job
 }
@@ -155,13 +179,17 @@ func fuzzedUpdate(seed int64) (old, job *batch.Job) {
 // TestDifferentialUpdate validates fuzzed spec updates with our strategy and
 // with kube-apiserver's.
 func TestDifferentialUpdate(t *testing.T) {
+	withAndWithoutWorkloadWithJob(t, testDifferentialUpdate)
+}
+
+func testDifferentialUpdate(t *testing.T) {
 	compared := 0
 	for seed := int64(0); seed < int64(differentialCases()); seed++ {
 		old, job := fuzzedUpdate(seed)
 		oldOurs, oldUpstream := decodedPair(t, old)
 		ours, upstream := decodedPair(t, job)
 		gotOurs, gotUpstream, err := updateErrors(ours, oldOurs, upstream, oldUpstream)
-		if sameErrors(t, fmt.Sprintf("update (variant %d)", seed%5), seed, gotOurs, gotUpstream, err) {
+		if sameErrors(t, fmt.Sprintf("update (variant %d)", seed%6), seed, gotOurs, gotUpstream, err) {
 			compared++
 		}
 	}
@@ -174,13 +202,17 @@ func TestDifferentialUpdate(t *testing.T) {
 // TestDifferentialStatusUpdate validates fuzzed status updates with our
 // status strategy and with kube-apiserver's.
 func TestDifferentialStatusUpdate(t *testing.T) {
+	withAndWithoutWorkloadWithJob(t, testDifferentialStatusUpdate)
+}
+
+func testDifferentialStatusUpdate(t *testing.T) {
 	compared := 0
 	for seed := int64(0); seed < int64(differentialCases()); seed++ {
 		old, job := fuzzedUpdate(seed)
 		oldOurs, oldUpstream := decodedPair(t, old)
 		ours, upstream := decodedPair(t, job)
 		gotOurs, gotUpstream, err := statusUpdateErrors(ours, oldOurs, upstream, oldUpstream)
-		if sameErrors(t, fmt.Sprintf("status update (variant %d)", seed%5), seed, gotOurs, gotUpstream, err) {
+		if sameErrors(t, fmt.Sprintf("status update (variant %d)", seed%6), seed, gotOurs, gotUpstream, err) {
 			compared++
 		}
 	}

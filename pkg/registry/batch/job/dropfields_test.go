@@ -28,7 +28,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
+	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+	"github.com/batch-apiserver/batch-apiserver/pkg/features"
 )
 
 // emptyDirMode gives the Job an emptyDir volume, with a mode when mode is not
@@ -90,6 +92,55 @@ func TestStrategyDropsDisabledTemplateFields(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want.Spec.Template, tc.job.Spec.Template); diff != "" {
 				t.Errorf("template (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStrategyDropsDisabledScheduling checks the strategy's preparation on
+// its own: with WorkloadWithJob off, spec.scheduling goes on create and on
+// updates of Jobs stored without it, and stays on updates of Jobs stored
+// with it; with the gate on it always stays.
+func TestStrategyDropsDisabledScheduling(t *testing.T) {
+	cases := map[string]struct {
+		gate bool
+		old  *batch.Job // nil on create
+		job  *batch.Job
+		want *batchv1.JobSchedulingConfiguration
+	}{
+		"gate off: dropped on create": {job: testJob("j").Scheduling(gangMinCount(1)).Internal()},
+		"gate on: kept on create":     {gate: true, job: testJob("j").Scheduling(gangMinCount(1)).Internal(), want: gangMinCount(1)},
+		"gate off: dropped on an update of a Job stored without it": {
+			old: storedSchedulingJob().Internal(), job: storedSchedulingJob().Scheduling(gangMinCount(1)).Internal()},
+		"gate off: kept on an update of a Job stored with it": {
+			old: storedSchedulingJob().Scheduling(basicScheduling()).Internal(), job: storedSchedulingJob().Scheduling(gangMinCount(1)).Internal(), want: gangMinCount(1)},
+		"gate on: kept on an update of a Job stored without it": {gate: true,
+			old: storedSchedulingJob().Internal(), job: storedSchedulingJob().Scheduling(gangMinCount(1)).Internal(), want: gangMinCount(1)},
+		"gate off: an update that clears it stays cleared": {
+			old: storedSchedulingJob().Scheduling(basicScheduling()).Internal(), job: storedSchedulingJob().Internal()},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, featuregatetesting.FeatureOverrides{
+				features.GenericWorkload: tc.gate,
+				features.WorkloadWithJob: tc.gate,
+			})
+			strategy := NewStrategy(testScheme())
+			if tc.old == nil {
+				strategy.PrepareForCreate(context.Background(), tc.job)
+			} else {
+				before := tc.old.DeepCopy()
+				strategy.PrepareForUpdate(context.Background(), tc.job, tc.old)
+				if diff := cmp.Diff(before, tc.old); diff != "" {
+					t.Errorf("PrepareForUpdate changed the stored Job (-before,+after):\n%s", diff)
+				}
+			}
+			var want *batch.JobSchedulingConfiguration
+			if tc.want != nil {
+				want = batchtesting.MakeJob("w").Scheduling(tc.want).Internal().Spec.Scheduling
+			}
+			if diff := cmp.Diff(want, tc.job.Spec.Scheduling); diff != "" {
+				t.Errorf("spec.scheduling (-want,+got):\n%s", diff)
 			}
 		})
 	}

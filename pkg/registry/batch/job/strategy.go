@@ -81,24 +81,27 @@ func (Strategy) DefaultGarbageCollectionPolicy(ctx context.Context) rest.Garbage
 }
 
 // PrepareForCreate clears the status, sets the first generation and drops
-// the template fields whose feature gates are off, as kube-apiserver does;
+// spec.scheduling and the template fields whose feature gates are off, as
+// kube-apiserver does;
 // a MultiKueue copy of another cluster's Job loses that Job's generated
 // selector (forgetCopiedSelector).
 func (Strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	job := obj.(*batch.Job)
 	job.Status = batch.JobStatus{}
 	job.Generation = 1
+	dropDisabledScheduling(&job.Spec, nil)
 	dropDisabledTemplateFields(&job.Spec.Template, nil)
 	forgetCopiedSelector(job)
 }
 
-// PrepareForUpdate keeps the stored status, drops the template fields whose
-// feature gates are off (unless the stored template uses them) and bumps the
-// generation when the spec changes.
+// PrepareForUpdate keeps the stored status, drops spec.scheduling and the
+// template fields whose feature gates are off (unless the stored Job uses
+// them) and bumps the generation when the spec changes.
 func (Strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	newJob := obj.(*batch.Job)
 	oldJob := old.(*batch.Job)
 	newJob.Status = oldJob.Status
+	dropDisabledScheduling(&newJob.Spec, &oldJob.Spec)
 	dropDisabledTemplateFields(&newJob.Spec.Template, &oldJob.Spec.Template)
 	if !apiequality.Semantic.DeepEqual(newJob.Spec, oldJob.Spec) {
 		newJob.Generation = oldJob.Generation + 1

@@ -25,9 +25,12 @@ import (
 	"testing"
 
 	k8sbatchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/operation"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
 	upstreambatch "k8s.io/kubernetes/pkg/apis/batch"
 	upstreambatchv1 "k8s.io/kubernetes/pkg/apis/batch/v1"
 	upstreamjob "k8s.io/kubernetes/pkg/registry/batch/job"
@@ -39,7 +42,10 @@ import (
 // The differential tests hand the same Job to our strategy and to
 // kube-apiserver's (k8s.io/kubernetes/pkg/registry/batch/job, which
 // validates with pkg/apis/batch/validation and the options it derives) and
-// compare the field errors by type and path.
+// compare the field errors by type and path. Upstream's errors are its
+// strategy's, plus what kube-apiserver's declarative validation (the tags
+// on the k8s.io/api types, run by the generic registry rather than by the
+// strategy) adds under spec.scheduling; see withDeclarative.
 //
 // Our Job is upstream's with another group and another label prefix. The
 // label prefix is the one difference that needs care: our generated
@@ -121,6 +127,31 @@ func upstreamErrors(validate func() field.ErrorList) (errs field.ErrorList, err 
 	return validate(), nil
 }
 
+// withDeclarative adds to errs, a strategy's errors for a batch/v1 request
+// (on subresource "" or "status"; old nil on create), the errors
+// kube-apiserver's declarative validation reports under spec.scheduling.
+// Only those: the pod template's declarative rules (core/v1's tags) are not
+// part of what these tests compare, because our template validation is
+// core's hand-written one alone.
+func withDeclarative(subresource string, job, old *upstreambatch.Job, errs field.ErrorList) field.ErrorList {
+	ctx := genericapirequest.WithRequestInfo(context.Background(), &genericapirequest.RequestInfo{
+		IsResourceRequest: true, APIGroup: "batch", APIVersion: "v1", Resource: "jobs", Subresource: subresource,
+	})
+	op, oldObj := operation.Create, runtime.Object(nil)
+	if old != nil {
+		op, oldObj = operation.Update, old
+	}
+	config := upstreamjob.Strategy.DeclarativeValidationConfig(ctx, job, oldObj)
+	// Given no hand-written errors, it returns the declarative ones
+	// kube-apiserver enforces.
+	for _, e := range rest.ValidateDeclarativelyWithMigrationChecks(ctx, upstreamScheme, job, oldObj, nil, op, config) {
+		if e.Field == "spec.scheduling" || strings.HasPrefix(e.Field, "spec.scheduling.") {
+			errs = append(errs, e)
+		}
+	}
+	return errs
+}
+
 // createErrors runs a create through both strategies.
 func createErrors(ours *batch.Job, upstream *upstreambatch.Job) (field.ErrorList, field.ErrorList, error) {
 	ctx := context.Background()
@@ -128,7 +159,7 @@ func createErrors(ours *batch.Job, upstream *upstreambatch.Job) (field.ErrorList
 	strategy.PrepareForCreate(ctx, ours)
 	upstreamErrs, err := upstreamErrors(func() field.ErrorList {
 		upstreamjob.Strategy.PrepareForCreate(ctx, upstream)
-		return upstreamjob.Strategy.Validate(ctx, upstream)
+		return withDeclarative("", upstream, nil, upstreamjob.Strategy.Validate(ctx, upstream))
 	})
 	return strategy.Validate(ctx, ours), upstreamErrs, err
 }
@@ -140,7 +171,7 @@ func updateErrors(ours, oldOurs *batch.Job, upstream, oldUpstream *upstreambatch
 	strategy.PrepareForUpdate(ctx, ours, oldOurs)
 	upstreamErrs, err := upstreamErrors(func() field.ErrorList {
 		upstreamjob.Strategy.PrepareForUpdate(ctx, upstream, oldUpstream)
-		return upstreamjob.Strategy.ValidateUpdate(ctx, upstream, oldUpstream)
+		return withDeclarative("", upstream, oldUpstream, upstreamjob.Strategy.ValidateUpdate(ctx, upstream, oldUpstream))
 	})
 	return strategy.ValidateUpdate(ctx, ours, oldOurs), upstreamErrs, err
 }
@@ -152,7 +183,7 @@ func statusUpdateErrors(ours, oldOurs *batch.Job, upstream, oldUpstream *upstrea
 	strategy.PrepareForUpdate(ctx, ours, oldOurs)
 	upstreamErrs, err := upstreamErrors(func() field.ErrorList {
 		upstreamjob.StatusStrategy.PrepareForUpdate(ctx, upstream, oldUpstream)
-		return upstreamjob.StatusStrategy.ValidateUpdate(ctx, upstream, oldUpstream)
+		return withDeclarative("status", upstream, oldUpstream, upstreamjob.StatusStrategy.ValidateUpdate(ctx, upstream, oldUpstream))
 	})
 	return strategy.ValidateUpdate(ctx, ours, oldOurs), upstreamErrs, err
 }

@@ -46,6 +46,7 @@ func jobValidationOptions(job, oldJob *batch.Job) validation.JobValidationOption
 	opts := validation.JobValidationOptions{
 		PodValidationOptions:  pod.GetValidationOptionsFromPodTemplate(internalTemplateOrNil(&job.Spec.Template), oldTemplate),
 		RequirePrefixedLabels: true,
+		AllowScheduling:       utilfeature.DefaultFeatureGate.Enabled(features.WorkloadWithJob),
 	}
 	if oldJob == nil {
 		return opts
@@ -113,6 +114,18 @@ func dropDisabledTemplateFields(template, oldTemplate *corev1.PodTemplateSpec) {
 	if out, err := validation.ExternalPodTemplate(dropped); err == nil {
 		*template = *out
 	}
+}
+
+// dropDisabledScheduling clears spec.scheduling while WorkloadWithJob is
+// off, unless the stored spec (nil on create) already has it, as
+// kube-apiserver's Job strategy does: a disabled alpha field is dropped
+// silently rather than refused, and a Job stored while the gate was on
+// keeps its value (validation then refuses any change to it).
+func dropDisabledScheduling(spec, oldSpec *batch.JobSpec) {
+	if utilfeature.DefaultFeatureGate.Enabled(features.WorkloadWithJob) || (oldSpec != nil && oldSpec.Scheduling != nil) {
+		return
+	}
+	spec.Scheduling = nil
 }
 
 // allowMutablePodTemplate reports whether a stored Job's template may change:

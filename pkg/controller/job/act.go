@@ -156,6 +156,11 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 	if err != nil {
 		return err
 	}
+	// Before the Pods: the new ones join the PodGroup.
+	group, err := jm.ensureScheduling(ctx, job, pods)
+	if err != nil {
+		return fmt.Errorf("ensuring Workload and PodGroup for job %s: %w", key, err)
+	}
 	plan := decide.Decide(decide.Snapshot{
 		Job:                  job,
 		Pods:                 pods,
@@ -164,6 +169,7 @@ func (jm *Controller) syncJob(ctx context.Context, key string) (err error) {
 		FinalizersInFlight:   jm.finalizerExpect.inFlight(key),
 		Failures:             jm.failures.get(key),
 		NamespaceTerminating: jm.nsTerminating.has(job.UID),
+		SchedulingGroup:      group,
 		Options:              options(),
 	})
 	// No action: the Job is one this controller does not run (an unknown

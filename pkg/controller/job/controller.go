@@ -121,6 +121,9 @@ type Controller struct {
 	podLister   corelisters.PodLister
 	podIndexer  cache.Indexer
 	cachesReady []cache.InformerSynced
+	// scheduling is nil unless the controller keeps the Jobs' Workloads
+	// and PodGroups (ManageWorkloads).
+	scheduling *schedulingCaches
 
 	// queue holds Job keys (namespace/name) to sync; orphans holds Pods
 	// (or a Job's selector) whose tracking finalizer nobody else removes;

@@ -57,7 +57,9 @@ type fixture struct {
 	recorder *record.FakeRecorder
 	podStore cache.Indexer
 	jobStore cache.Indexer
-	ctx      context.Context
+	// workloadStore and podGroupStore are set with fixtureOptions.scheduling.
+	workloadStore, podGroupStore cache.Indexer
+	ctx                          context.Context
 
 	mu       sync.Mutex
 	statuses []batchv1.JobStatus
@@ -68,6 +70,9 @@ type fixtureOptions struct {
 	cfg Config
 	// kube is a fake host shared with another fixture.
 	kube *k8sfake.Clientset
+	// scheduling: the controller keeps Workloads and PodGroups
+	// (ManageWorkloads).
+	scheduling bool
 }
 
 func newFixture(t *testing.T, opts fixtureOptions) *fixture {
@@ -80,7 +85,8 @@ func newFixture(t *testing.T, opts fixtureOptions) *fixture {
 	// The generated fake of our group has no apply configurations: the
 	// simple constructor.
 	jobs := jobfake.NewSimpleClientset()
-	podInformer := informers.NewSharedInformerFactory(kube, 0).Core().V1().Pods()
+	hostInformers := informers.NewSharedInformerFactory(kube, 0)
+	podInformer := hostInformers.Core().V1().Pods()
 	jobInformer := jobinformers.NewSharedInformerFactory(jobs, 0).Batch().V1().Jobs()
 	clk := clocktesting.NewFakeClock(testNow)
 	c, err := newController(ctx, podInformer, jobInformer, kube, jobs, opts.cfg, clk)
@@ -92,6 +98,13 @@ func newFixture(t *testing.T, opts fixtureOptions) *fixture {
 		recorder: record.NewFakeRecorder(1000),
 		podStore: podInformer.Informer().GetIndexer(),
 		jobStore: jobInformer.Informer().GetIndexer(),
+	}
+	if opts.scheduling {
+		workloads, podGroups := hostInformers.Scheduling().V1beta1().Workloads(), hostInformers.Scheduling().V1beta1().PodGroups()
+		if err := c.ManageWorkloads(workloads, podGroups); err != nil {
+			t.Fatalf("ManageWorkloads: %v", err)
+		}
+		f.workloadStore, f.podGroupStore = workloads.Informer().GetIndexer(), podGroups.Informer().GetIndexer()
 	}
 	c.recorder = f.recorder
 	jobs.PrependReactor("update", "jobs", func(action clienttesting.Action) (bool, runtime.Object, error) {

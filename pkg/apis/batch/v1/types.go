@@ -405,8 +405,8 @@ type JobSpec struct {
 	// and nothing in it changes after creation but
 	// schedulingPolicy.gang.minCount.
 	//
-	// +featureGate=WorkloadWithJob
 	// +optional
+	// +featureGate=WorkloadWithJob
 	Scheduling *JobSchedulingConfiguration `json:"scheduling,omitempty" protobuf:"bytes,17,opt,name=scheduling"`
 }
 
@@ -441,11 +441,11 @@ type JobSchedulingConfiguration struct {
 	// PodGroup they end up in. Immutable: no entry may be added, removed or
 	// changed.
 	//
-	// +optional
-	// +patchMergeKey=name
-	// +patchStrategy=merge
 	// +listType=map
 	// +listMapKey=name
+	// +patchStrategy=merge
+	// +patchMergeKey=name
+	// +optional
 	ResourceClaims []schedulingv1alpha3.WorkloadPodGroupResourceClaim `json:"resourceClaims,omitempty" patchStrategy:"merge" patchMergeKey:"name" protobuf:"bytes,4,rep,name=resourceClaims"`
 }
 

@@ -477,6 +477,8 @@ func TestServerPermissions(t *testing.T) {
 		perms([]string{""}, []string{"pods"}, "create", "delete", "list", "watch", "patch"),
 		perms([]string{"", "events.k8s.io"}, []string{"events"}, "create", "patch"),
 		perms([]string{apiGroup}, []string{"jobs/finalizers"}, "update"),
+		// Its Workloads and PodGroups (WorkloadWithJob).
+		perms([]string{"scheduling.k8s.io"}, []string{"workloads", "podgroups"}, "create", "list", "watch", "patch"),
 	)
 	if diff := cmp.Diff(wantCluster, expand(cr.Rules)); diff != "" {
 		t.Errorf("ClusterRole batch-apiserver permissions (-want +got):\n%s", diff)

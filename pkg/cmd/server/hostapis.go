@@ -20,11 +20,12 @@ import (
 	"fmt"
 	"slices"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+
+	"github.com/batch-apiserver/batch-apiserver/pkg/hostcluster"
 )
 
 // mutatingPolicyGroupVersion and mutatingPolicyResource are where the
@@ -42,19 +43,7 @@ func hostServesMutatingPolicies(cfg *rest.Config) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	resources, err := client.ServerResourcesForGroupVersion(mutatingPolicyGroupVersion)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	for _, r := range resources.APIResources {
-		if r.Name == mutatingPolicyResource {
-			return true, nil
-		}
-	}
-	return false, nil
+	return hostcluster.Serves(client, mutatingPolicyGroupVersion, mutatingPolicyResource)
 }
 
 // fitAdmissionToHost turns the MutatingAdmissionPolicy plugin off when the

@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -44,6 +45,7 @@ import (
 	"github.com/batch-apiserver/batch-apiserver/pkg/apiserver"
 	jobcontroller "github.com/batch-apiserver/batch-apiserver/pkg/controller/job"
 	jobmetrics "github.com/batch-apiserver/batch-apiserver/pkg/controller/job/metrics"
+	"github.com/batch-apiserver/batch-apiserver/pkg/features"
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/clientset/versioned"
 	"github.com/batch-apiserver/batch-apiserver/pkg/generated/informers/externalversions"
 	"github.com/batch-apiserver/batch-apiserver/pkg/hostcluster"
@@ -183,6 +185,10 @@ type jobControllerRunner struct {
 	done chan struct{}
 	// started is set by the hook, which the server runs in a goroutine.
 	started atomic.Bool
+
+	// workloadsOn, once workloadsDecided, tells whether the controller
+	// keeps the Jobs' Workloads and PodGroups (manageWorkloads).
+	workloadsDecided, workloadsOn bool
 }
 
 // newJobControllerRunner builds the clients of the host cluster and the
@@ -407,18 +413,35 @@ func (r *jobControllerRunner) runController(ctx context.Context, jobClient jobCl
 		informers.WithTransform(dropManagedFields),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = podSelector }))
 	jobFactory := newJobInformerFactory(jobClient.read)
+	workloads := r.manageWorkloads(ctx)
+	if ctx.Err() != nil {
+		return
+	}
 	jm, err := jobcontroller.NewController(ctx, podFactory.Core().V1().Pods(), jobFactory.Batch().V1().Jobs(), r.kubeClient, jobClient.write, r.cfg)
 	if err != nil {
 		logger.Error(err, "Creating the Job controller; it does not run")
 		return
 	}
-	// Shutdown waits for the informers' goroutines, which end with ctx.
-	defer jobFactory.Shutdown()
-	defer podFactory.Shutdown()
-	podFactory.Start(ctx.Done())
-	jobFactory.Start(ctx.Done())
-	for _, synced := range []map[reflect.Type]bool{podFactory.WaitForCacheSync(ctx.Done()), jobFactory.WaitForCacheSync(ctx.Done())} {
-		for typ, ok := range synced {
+	factories := []interface {
+		Start(stop <-chan struct{})
+		WaitForCacheSync(stop <-chan struct{}) map[reflect.Type]bool
+		Shutdown()
+	}{podFactory, jobFactory}
+	if workloads {
+		schedulingFactory, err := r.schedulingInformers(jm)
+		if err != nil {
+			logger.Error(err, "Creating the Job controller; it does not run")
+			return
+		}
+		factories = append(factories, schedulingFactory)
+	}
+	for _, f := range factories {
+		// Shutdown waits for the informers' goroutines, which end with ctx.
+		defer f.Shutdown()
+		f.Start(ctx.Done())
+	}
+	for _, f := range factories {
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
 			if !ok {
 				logger.Info("Job controller not started: informer cache did not sync", "type", typ.String())
 				return
@@ -456,7 +479,8 @@ func Start(ctx context.Context, s *genericapiserver.GenericAPIServer, opts *Opti
 		host = "in-cluster config"
 	}
 	keys := []any{"hostCluster", host, "identity", plan.Identity, "leaderElect", opts.LeaderElection.LeaderElect,
-		"deletePodsOfDeletedJobs", plan.DeletePodsOfDeletedJobs}
+		"deletePodsOfDeletedJobs", plan.DeletePodsOfDeletedJobs,
+		string(features.WorkloadWithJob), utilfeature.DefaultFeatureGate.Enabled(features.WorkloadWithJob)}
 	if r.lock != nil {
 		keys = append(keys, "lease", r.lock.Describe())
 	}

@@ -17,6 +17,7 @@ limitations under the License.
 package validation
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,16 +37,24 @@ import (
 
 // errorsByTypeAndField compares field.ErrorLists by Type and Field only, in
 // any order (resource maps make the order of some errors random).
-var errorsByTypeAndField = []cmp.Option{
-	cmpopts.IgnoreFields(field.Error{}, "BadValue", "Detail", "Origin", "CoveredByDeclarative",
-		"FromImperative", "ShortCircuit", "ShortCircuitedInDeclarative", "ValidationStabilityLevel"),
-	cmpopts.SortSlices(func(a, b *field.Error) bool {
-		if a.Field != b.Field {
-			return a.Field < b.Field
-		}
-		return a.Type < b.Type
-	}),
-	cmpopts.EquateEmpty(),
+var errorsByTypeAndField = errorsComparedBy()
+
+// errorsComparedBy compares field.ErrorLists in any order by Type, Field
+// and the fields of field.Error named in also.
+func errorsComparedBy(also ...string) []cmp.Option {
+	ignored := []string{"BadValue", "Detail", "Origin", "CoveredByDeclarative",
+		"FromImperative", "ShortCircuit", "ShortCircuitedInDeclarative", "ValidationStabilityLevel"}
+	ignored = slices.DeleteFunc(ignored, func(f string) bool { return slices.Contains(also, f) })
+	return []cmp.Option{
+		cmpopts.IgnoreFields(field.Error{}, ignored...),
+		cmpopts.SortSlices(func(a, b *field.Error) bool {
+			if a.Field != b.Field {
+				return a.Field < b.Field
+			}
+			return a.Type < b.Type
+		}),
+		cmpopts.EquateEmpty(),
+	}
 }
 
 func assertErrors(t *testing.T, want, got field.ErrorList) {

@@ -20,7 +20,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -35,17 +34,7 @@ import (
 
 // errorsWithDetail compares field.ErrorLists by Type, Field and Detail, in
 // any order.
-var errorsWithDetail = []cmp.Option{
-	cmpopts.IgnoreFields(field.Error{}, "BadValue", "Origin", "CoveredByDeclarative",
-		"FromImperative", "ShortCircuit", "ShortCircuitedInDeclarative", "ValidationStabilityLevel"),
-	cmpopts.SortSlices(func(a, b *field.Error) bool {
-		if a.Field != b.Field {
-			return a.Field < b.Field
-		}
-		return a.Type < b.Type
-	}),
-	cmpopts.EquateEmpty(),
-}
+var errorsWithDetail = errorsComparedBy("Detail")
 
 // detailed builds an expected ErrorList from (type, field, detail) triples.
 func detailed(triples ...any) field.ErrorList {

@@ -101,16 +101,22 @@ func fuzzedJob(seed int64) *batch.Job {
 	return job
 }
 
+// setWorkloadWithJob sets the WorkloadWithJob gate, and GenericWorkload,
+// which it needs, for the test. Both strategies read the same process-wide
+// gate.
+func setWorkloadWithJob(t *testing.T, on bool) {
+	featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, featuregatetesting.FeatureOverrides{
+		features.GenericWorkload: on,
+		features.WorkloadWithJob: on,
+	})
+}
+
 // withAndWithoutWorkloadWithJob runs test with the WorkloadWithJob gate off
-// (the default) and on (with GenericWorkload, which it needs). Both
-// strategies read the same process-wide gate.
+// (the default) and on.
 func withAndWithoutWorkloadWithJob(t *testing.T, test func(t *testing.T)) {
 	for _, on := range []bool{false, true} {
 		t.Run(fmt.Sprintf("WorkloadWithJob=%v", on), func(t *testing.T) {
-			featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, featuregatetesting.FeatureOverrides{
-				features.GenericWorkload: on,
-				features.WorkloadWithJob: on,
-			})
+			setWorkloadWithJob(t, on)
 			test(t)
 		})
 	}

@@ -30,7 +30,6 @@ import (
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
-	"github.com/batch-apiserver/batch-apiserver/pkg/features"
 )
 
 // emptyDirMode gives the Job an emptyDir volume, with a mode when mode is not
@@ -121,10 +120,7 @@ func TestStrategyDropsDisabledScheduling(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, featuregatetesting.FeatureOverrides{
-				features.GenericWorkload: tc.gate,
-				features.WorkloadWithJob: tc.gate,
-			})
+			setWorkloadWithJob(t, tc.gate)
 			strategy := NewStrategy(testScheme())
 			if tc.old == nil {
 				strategy.PrepareForCreate(context.Background(), tc.job)

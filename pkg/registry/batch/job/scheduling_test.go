@@ -24,15 +24,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	upstreambatch "k8s.io/kubernetes/pkg/apis/batch"
 	"k8s.io/utils/ptr"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	batchtesting "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/testing"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
-	"github.com/batch-apiserver/batch-apiserver/pkg/features"
 )
 
 // storedSchedulingJob starts a Job as it is stored: generated selector, a
@@ -157,10 +154,7 @@ func TestSchedulingLikeKubeAPIServer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, featuregatetesting.FeatureOverrides{
-				features.GenericWorkload: tc.gate,
-				features.WorkloadWithJob: tc.gate,
-			})
+			setWorkloadWithJob(t, tc.gate)
 			ours, upstream := decodedPair(t, tc.job)
 			var gotOurs, gotUpstream field.ErrorList
 			var err error

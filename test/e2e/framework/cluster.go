@@ -182,6 +182,9 @@ type ClusterOptions struct {
 	// KubeControllers replaces the --controllers list of
 	// kube-controller-manager when it is not empty.
 	KubeControllers []string
+	// KubeAPIServerArgs are further kube-apiserver flags (e.g.
+	// --feature-gates, --runtime-config).
+	KubeAPIServerArgs []string
 	// KubeControllerManagerArgs are further kube-controller-manager flags
 	// (e.g. --kube-api-qps).
 	KubeControllerManagerArgs []string
@@ -448,6 +451,7 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 		// Service's endpoints either; nothing here needs them.
 		"--endpoint-reconciler-type=none",
 	}
+	c.kubeAPIServerArgs = append(c.kubeAPIServerArgs, c.opts.KubeAPIServerArgs...)
 	return c.runKubeAPIServer(ctx)
 }
 

@@ -1,0 +1,266 @@
+/*
+Copyright The batch-apiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	ourbatchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
+	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/decide"
+	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
+)
+
+// workloadGates turn on the Job scheduling of Kubernetes 1.37 (KEP-5547)
+// in every process: kube-apiserver, kube-controller-manager and
+// batch-apiserver.
+const workloadGates = "--feature-gates=GenericWorkload=true,WorkloadWithJob=true"
+
+// TestSchedulingObjectsSideBySide runs the same gang Job as batch/v1 under
+// kube-controller-manager and as ours under batch-apiserver, on a host of
+// its own with WorkloadWithJob on and scheduling.k8s.io/v1beta1 served:
+// each gets a Workload and a PodGroup of the same names (by the same rule
+// of its own UID), owners and spec, its Pods join the PodGroup; raising
+// the parallelism moves minCount on both alike; deleting the Job removes
+// them (the host's garbage collector).
+func TestSchedulingObjectsSideBySide(t *testing.T) {
+	skipWithoutOurController(t)
+	bins.SkipIfHostLacks(t, framework.HostGap{Since: 37, Missing: "scheduling.k8s.io/v1beta1 Workloads and PodGroups"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	host, err := framework.StartClusterWith(ctx, bins, filepath.Join(t.TempDir(), "host"), framework.ClusterOptions{
+		KubeAPIServerArgs:         []string{workloadGates, "--runtime-config=scheduling.k8s.io/v1beta1=true"},
+		KubeControllerManagerArgs: []string{workloadGates},
+		// The harness's usual controllers, and the one that takes the
+		// finalizer off a PodGroup once its Pods are gone.
+		KubeControllers: []string{"garbage-collector-controller", "namespace-controller", "serviceaccount-controller",
+			"serviceaccount-token-controller", "clusterrole-aggregation-controller", "job-controller",
+			"ttl-after-finished-controller", "pod-garbage-collector-controller", "podgroup-protection-controller"},
+		BatchAPIServerArgs: []string{workloadGates},
+	})
+	if err != nil {
+		if host != nil {
+			host.DumpLogs(os.Stderr, 40)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(host.Stop)
+	defer func() {
+		if t.Failed() {
+			host.DumpLogs(os.Stderr, 40)
+		}
+	}()
+	cfg := rest.CopyConfig(host.Admin)
+	cfg.QPS, cfg.Burst = -1, 0
+	client := kubernetes.NewForConfigOrDie(cfg)
+
+	sides := make([]*schedulingSide, len(controllers))
+	for i, ctl := range controllers {
+		ns := "gang-" + ctl.nsSuffix
+		host.Kubectl().MustRun(t, "create", "namespace", ns)
+		s := &schedulingSide{t: t, ctx: ctx, ctl: ctl, client: client,
+			jobs: framework.Jobs{API: ctl.api, Client: dynamic.NewForConfigOrDie(cfg), Namespace: ns}}
+		eventually(t, time.Minute, "default ServiceAccount in "+ns, func() (bool, string) {
+			_, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+			return err == nil, fmt.Sprint(err)
+		})
+		s.job = s.create(gangJob("gang", 2))
+		sides[i] = s
+	}
+
+	// Both made, named by the same rule, the Pods in the PodGroup.
+	for _, s := range sides {
+		wl, pg := s.waitObjects(2)
+		ours := &ourbatchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: s.job.Name, UID: s.job.UID}}
+		if want := decide.WorkloadName(ours); wl.Name != want {
+			t.Errorf("%s: Workload %s, want %s", s.ctl.name, wl.Name, want)
+		}
+		if want := decide.PodGroupName(wl.Name, decide.PodGroupTemplateName(ours)); pg.Name != want {
+			t.Errorf("%s: PodGroup %s, want %s", s.ctl.name, pg.Name, want)
+		}
+		pods, err := framework.WaitForActivePods(ctx, client, s.jobs.Namespace, s.job.Name, 2, podsTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods {
+			got := podScheduling{Group: ptr.Deref(p.Spec.SchedulingGroup, corev1.PodSchedulingGroup{}).PodGroupName, Owners: len(p.OwnerReferences)}
+			if diff := cmp.Diff(podScheduling{Group: &pg.Name, Owners: 1}, got); diff != "" {
+				t.Errorf("%s: Pod %s (-want +got):\n%s", s.ctl.name, p.Name, diff)
+			}
+		}
+	}
+	compareSides(t, sides, 2)
+
+	// The parallelism raised: minCount follows, on both objects.
+	for _, s := range sides {
+		if _, err := s.jobs.MergePatch(ctx, s.job.Name, map[string]any{"spec": map[string]any{"parallelism": 3}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range sides {
+		s.waitObjects(3)
+	}
+	compareSides(t, sides, 3)
+
+	// Deleted: the host's garbage collector takes both.
+	for _, s := range sides {
+		if err := s.jobs.Delete(ctx, s.job.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range sides {
+		eventually(t, 2*time.Minute, s.ctl.name+": Workload and PodGroup gone", func() (bool, string) {
+			wls, err := client.SchedulingV1beta1().Workloads(s.jobs.Namespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			pgs, err := client.SchedulingV1beta1().PodGroups(s.jobs.Namespace).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return len(wls.Items)+len(pgs.Items) == 0, fmt.Sprintf("%d Workloads, %d PodGroups", len(wls.Items), len(pgs.Items))
+		})
+	}
+}
+
+// schedulingSide is the gang Job of one controller.
+type schedulingSide struct {
+	t      *testing.T
+	ctx    context.Context
+	ctl    controllerUnderTest
+	client kubernetes.Interface
+	jobs   framework.Jobs
+	job    *batchv1.Job
+	// wl and pg are the objects as last seen.
+	wl *schedulingv1beta1.Workload
+	pg *schedulingv1beta1.PodGroup
+}
+
+// podScheduling is what a Pod carries of its Job's scheduling objects.
+type podScheduling struct {
+	Group  *string
+	Owners int
+}
+
+func (s *schedulingSide) create(job *batchv1.Job) *batchv1.Job {
+	s.t.Helper()
+	created, err := s.jobs.Create(s.ctx, job)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return created
+}
+
+// waitObjects waits for one Workload and one PodGroup in the side's
+// namespace, both with a gang of minCount, and keeps them.
+func (s *schedulingSide) waitObjects(minCount int32) (*schedulingv1beta1.Workload, *schedulingv1beta1.PodGroup) {
+	s.t.Helper()
+	eventually(s.t, podsTimeout, fmt.Sprintf("%s: a Workload and a PodGroup of minCount %d", s.ctl.name, minCount), func() (bool, string) {
+		wls, err := s.client.SchedulingV1beta1().Workloads(s.jobs.Namespace).List(s.ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		pgs, err := s.client.SchedulingV1beta1().PodGroups(s.jobs.Namespace).List(s.ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		seen := fmt.Sprintf("Workloads %v\nPodGroups %v", wls.Items, pgs.Items)
+		if len(wls.Items) != 1 || len(pgs.Items) != 1 {
+			return false, seen
+		}
+		s.wl, s.pg = &wls.Items[0], &pgs.Items[0]
+		return gangSize(s.wl.Spec.PodGroupTemplates[0].SchedulingPolicy) == minCount && gangSize(s.pg.Spec.SchedulingPolicy) == minCount, seen
+	})
+	return s.wl, s.pg
+}
+
+func gangSize(p schedulingv1beta1.PodGroupSchedulingPolicy) int32 {
+	if p.Gang == nil {
+		return 0
+	}
+	return p.Gang.MinCount
+}
+
+// compareSides compares the two sides' objects with what must differ set
+// aside: names (each of its own Job's UID, checked above), UIDs, times,
+// versions, and the Job's API group in the references.
+func compareSides(t *testing.T, sides []*schedulingSide, minCount int32) {
+	t.Helper()
+	type objects struct {
+		Workload *schedulingv1beta1.Workload
+		PodGroup *schedulingv1beta1.PodGroup
+	}
+	var got []objects
+	for _, s := range sides {
+		wl, pg := s.wl.DeepCopy(), s.pg.DeepCopy()
+		wl.ObjectMeta = comparableMeta(wl.ObjectMeta)
+		wl.Spec.ControllerRef.APIGroup = "<job group>"
+		pg.ObjectMeta = comparableMeta(pg.ObjectMeta)
+		pg.Spec.WorkloadRef.WorkloadName = "<workload>"
+		got = append(got, objects{wl, pg})
+	}
+	if diff := cmp.Diff(got[0], got[1]); diff != "" {
+		t.Errorf("minCount %d: %s's Workload and PodGroup (-) and %s's (+):\n%s", minCount, sides[0].ctl.name, sides[1].ctl.name, diff)
+	}
+}
+
+// comparableMeta keeps of an object's metadata its owners, without what
+// names a side: UIDs, names, the Job's apiVersion.
+func comparableMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	owners := make([]metav1.OwnerReference, len(m.OwnerReferences))
+	for i, o := range m.OwnerReferences {
+		o.UID, o.Name = "", "<"+o.Kind+">"
+		if o.Kind == "Job" {
+			o.APIVersion = "<job apiVersion>"
+		}
+		owners[i] = o
+	}
+	return metav1.ObjectMeta{OwnerReferences: owners, Labels: m.Labels, Annotations: m.Annotations, Finalizers: m.Finalizers}
+}
+
+// gangJob is a Job of parallelism Pods that are placed together or not at
+// all: a gang whose size follows the parallelism.
+func gangJob(name string, parallelism int32) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batchv1.JobSpec{
+			Parallelism: ptr.To(parallelism),
+			Completions: ptr.To[int32](4),
+			Scheduling: &batchv1.JobSchedulingConfiguration{SchedulingPolicy: &schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{
+				Gang: &schedulingv1alpha3.WorkloadPodGroupGangSchedulingPolicy{}}},
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
+			}},
+		},
+	}
+}

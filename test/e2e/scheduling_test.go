@@ -29,7 +29,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -57,42 +60,10 @@ func TestSchedulingObjectsSideBySide(t *testing.T) {
 	bins.SkipIfHostLacks(t, framework.HostGap{Since: 37, Missing: "scheduling.k8s.io/v1beta1 Workloads and PodGroups"})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	host, err := framework.StartClusterWith(ctx, bins, filepath.Join(t.TempDir(), "host"), framework.ClusterOptions{
-		KubeAPIServerArgs:         []string{workloadGates, "--runtime-config=scheduling.k8s.io/v1beta1=true"},
-		KubeControllerManagerArgs: []string{workloadGates},
-		// The harness's usual controllers, and the one that takes the
-		// finalizer off a PodGroup once its Pods are gone.
-		KubeControllers: []string{"garbage-collector-controller", "namespace-controller", "serviceaccount-controller",
-			"serviceaccount-token-controller", "clusterrole-aggregation-controller", "job-controller",
-			"ttl-after-finished-controller", "pod-garbage-collector-controller", "podgroup-protection-controller"},
-		BatchAPIServerArgs: []string{workloadGates},
-	})
-	if err != nil {
-		if host != nil {
-			host.DumpLogs(os.Stderr, 40)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(host.Stop)
-	defer func() {
-		if t.Failed() {
-			host.DumpLogs(os.Stderr, 40)
-		}
-	}()
-	cfg := rest.CopyConfig(host.Admin)
-	cfg.QPS, cfg.Burst = -1, 0
-	client := kubernetes.NewForConfigOrDie(cfg)
-
+	host, client, dyn := startWorkloadHost(ctx, t)
 	sides := make([]*schedulingSide, len(controllers))
 	for i, ctl := range controllers {
-		ns := "gang-" + ctl.nsSuffix
-		host.Kubectl().MustRun(t, "create", "namespace", ns)
-		s := &schedulingSide{t: t, ctx: ctx, ctl: ctl, client: client,
-			jobs: framework.Jobs{API: ctl.api, Client: dynamic.NewForConfigOrDie(cfg), Namespace: ns}}
-		eventually(t, time.Minute, "default ServiceAccount in "+ns, func() (bool, string) {
-			_, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-			return err == nil, fmt.Sprint(err)
-		})
+		s := newSchedulingSide(ctx, t, host, ctl, client, dyn, "gang-"+ctl.nsSuffix)
 		s.job = s.create(gangJob("gang", 2))
 		sides[i] = s
 	}
@@ -150,6 +121,49 @@ func TestSchedulingObjectsSideBySide(t *testing.T) {
 			return len(wls.Items)+len(pgs.Items) == 0, fmt.Sprintf("%d Workloads, %d PodGroups", len(wls.Items), len(pgs.Items))
 		})
 	}
+}
+
+// startWorkloadHost starts a host of its own with the Job scheduling of
+// Kubernetes 1.37 on in kube-apiserver (scheduling.k8s.io/v1beta1
+// served), kube-controller-manager (with the controller that takes the
+// finalizer off a PodGroup once its Pods are gone) and batch-apiserver. It
+// returns it with unthrottled admin clients.
+func startWorkloadHost(ctx context.Context, t *testing.T) (*framework.Cluster, kubernetes.Interface, dynamic.Interface) {
+	t.Helper()
+	host, err := framework.StartClusterWith(ctx, bins, filepath.Join(t.TempDir(), "host"), framework.ClusterOptions{
+		KubeAPIServerArgs:         []string{workloadGates, "--runtime-config=scheduling.k8s.io/v1beta1=true"},
+		KubeControllerManagerArgs: []string{workloadGates},
+		KubeControllers: []string{"garbage-collector-controller", "namespace-controller", "serviceaccount-controller",
+			"serviceaccount-token-controller", "clusterrole-aggregation-controller", "job-controller",
+			"ttl-after-finished-controller", "pod-garbage-collector-controller", "podgroup-protection-controller"},
+		BatchAPIServerArgs: []string{workloadGates},
+	})
+	if err != nil {
+		if host != nil {
+			host.DumpLogs(os.Stderr, 40)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			host.DumpLogs(os.Stderr, 40)
+		}
+		host.Stop()
+	})
+	cfg := rest.CopyConfig(host.Admin)
+	cfg.QPS, cfg.Burst = -1, 0
+	return host, kubernetes.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg)
+}
+
+// newSchedulingSide makes the namespace of one controller's Jobs.
+func newSchedulingSide(ctx context.Context, t *testing.T, host *framework.Cluster, ctl controllerUnderTest, client kubernetes.Interface, dyn dynamic.Interface, ns string) *schedulingSide {
+	t.Helper()
+	host.Kubectl().MustRun(t, "create", "namespace", ns)
+	eventually(t, time.Minute, "default ServiceAccount in "+ns, func() (bool, string) {
+		_, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	return &schedulingSide{t: t, ctx: ctx, ctl: ctl, client: client, jobs: framework.Jobs{API: ctl.api, Client: dyn, Namespace: ns}}
 }
 
 // schedulingSide is the gang Job of one controller.
@@ -262,5 +276,113 @@ func gangJob(name string, parallelism int32) *batchv1.Job {
 				Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
 			}},
 		},
+	}
+}
+
+// TestGangPlacementSideBySide adds kube-scheduler with its gang
+// scheduling (GenericWorkload on) to such a host, and Nodes with room for
+// one Pod each, a pool per Job (a nodeSelector). For batch/v1's Jobs and
+// ours alike: a basic Job of two Pods on a pool of one Node has one bound
+// and the other waiting, Pod by Pod; a gang of two on a pool of one Node
+// has none bound, and once a second Node joins its pool, both.
+func TestGangPlacementSideBySide(t *testing.T) {
+	skipWithoutOurController(t)
+	bins.SkipIfHostLacks(t, framework.HostGap{Since: 37, Missing: "scheduling.k8s.io/v1beta1 Workloads and PodGroups"})
+	scaleBins, err := framework.FindScaleBinaries(bins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	host, client, dyn := startWorkloadHost(ctx, t)
+	if _, err := host.StartKubeScheduler(ctx, scaleBins.KubeScheduler, 50, 100, workloadGates); err != nil {
+		t.Fatal(err)
+	}
+	var sides []*schedulingSide
+	for _, ctl := range controllers {
+		s := newSchedulingSide(ctx, t, host, ctl, client, dyn, "place-"+ctl.nsSuffix)
+		addNode(ctx, t, client, "gang-"+ctl.nsSuffix+"-0", "gang-"+ctl.nsSuffix)
+		addNode(ctx, t, client, "basic-"+ctl.nsSuffix+"-0", "basic-"+ctl.nsSuffix)
+		s.job = s.create(inPool(gangJob("gang", 2), "gang-"+ctl.nsSuffix))
+		basic := inPool(gangJob("basic", 2), "basic-"+ctl.nsSuffix)
+		basic.Spec.Scheduling = nil
+		s.create(basic)
+		sides = append(sides, s)
+	}
+	for _, s := range sides {
+		// The scheduler at work: the basic Job's first Pod is bound.
+		eventually(t, podsTimeout, s.ctl.name+": one of the basic Job's two Pods bound", func() (bool, string) {
+			bound, all := s.bound("basic")
+			return bound == 1 && all == 2, fmt.Sprintf("%d of %d bound", bound, all)
+		})
+		var seen string
+		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, quietPeriod, true, func(context.Context) (bool, error) {
+			bound, all := s.bound("gang")
+			seen = fmt.Sprintf("%d of %d bound", bound, all)
+			return bound > 0, nil
+		})
+		if err == nil {
+			t.Errorf("%s: a gang of 2 with room for 1: %s, want none", s.ctl.name, seen)
+		} else if !wait.Interrupted(err) {
+			t.Fatal(err)
+		}
+		if _, all := s.bound("gang"); all != 2 {
+			t.Errorf("%s: the gang has %d Pods, want 2", s.ctl.name, all)
+		}
+	}
+	for _, s := range sides {
+		addNode(ctx, t, client, "gang-"+s.ctl.nsSuffix+"-1", "gang-"+s.ctl.nsSuffix)
+	}
+	for _, s := range sides {
+		eventually(t, podsTimeout, s.ctl.name+": both of the gang's Pods bound", func() (bool, string) {
+			bound, all := s.bound("gang")
+			return bound == 2 && all == 2, fmt.Sprintf("%d of %d bound", bound, all)
+		})
+	}
+}
+
+// bound counts the Pods of the side's Job name that are bound to a Node,
+// and all of them.
+func (s *schedulingSide) bound(job string) (bound, all int) {
+	pods, err := framework.JobPods(s.ctx, s.client, s.jobs.Namespace, job)
+	if err != nil {
+		return -1, -1
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			bound++
+		}
+	}
+	return bound, len(pods)
+}
+
+// poolLabel puts a Node in a pool; a Job's Pods choose theirs.
+const poolLabel = "e2e.batch.jobs.dev/pool"
+
+// inPool makes every Pod of the Job ask for a whole CPU on a Node of the
+// pool.
+func inPool(job *batchv1.Job, pool string) *batchv1.Job {
+	spec := &job.Spec.Template.Spec
+	spec.NodeSelector = map[string]string{poolLabel: pool}
+	spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	return job
+}
+
+// addNode adds a Node of the pool with room for one Pod of inPool. No
+// kubelet (nor kwok) runs it: the scheduler binds, nothing starts. The
+// not-ready taint kube-apiserver puts on a new Node is lifted, as nothing
+// else here would.
+func addNode(ctx context.Context, t *testing.T, client kubernetes.Interface, name, pool string) {
+	t.Helper()
+	room := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("10")}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{poolLabel: pool, corev1.LabelHostname: name}},
+		Status:     corev1.NodeStatus{Capacity: room, Allocatable: room},
+	}
+	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"taints":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

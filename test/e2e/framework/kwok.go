@@ -81,24 +81,24 @@ func FindScaleBinaries(bins *Binaries) (*ScaleBinaries, error) {
 }
 
 // StartKubeScheduler starts kube-scheduler as the admin user with the
-// given client rate and waits until it is healthy. Stop stops it with the
-// rest of the cluster.
-func (c *Cluster) StartKubeScheduler(ctx context.Context, bin string, qps, burst int) (*Process, error) {
+// given client rate and further flags (e.g. --feature-gates) and waits
+// until it is healthy. Stop stops it with the rest of the cluster.
+func (c *Cluster) StartKubeScheduler(ctx context.Context, bin string, qps, burst int, extra ...string) (*Process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.start("kube-scheduler", bin,
-		"--kubeconfig="+c.AdminKubeconfig,
-		"--authentication-kubeconfig="+c.AdminKubeconfig,
-		"--authorization-kubeconfig="+c.AdminKubeconfig,
+	p, err := c.start("kube-scheduler", bin, append([]string{
+		"--kubeconfig=" + c.AdminKubeconfig,
+		"--authentication-kubeconfig=" + c.AdminKubeconfig,
+		"--authorization-kubeconfig=" + c.AdminKubeconfig,
 		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
-		"--cert-dir="+filepath.Join(c.Dir, "kube-scheduler"),
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + filepath.Join(c.Dir, "kube-scheduler"),
 		"--leader-elect=false",
-		"--kube-api-qps="+strconv.Itoa(qps),
-		"--kube-api-burst="+strconv.Itoa(burst),
-	)
+		"--kube-api-qps=" + strconv.Itoa(qps),
+		"--kube-api-burst=" + strconv.Itoa(burst),
+	}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -20,10 +20,10 @@ limitations under the License.
 //
 // A sync is three parts, each in its own place. The decide subpackage
 // holds every decision as pure functions of a snapshot of the Job and its
-// Pods. The act side (act.go, pods.go) builds that snapshot, carries the
-// decisions out through the clients (Pods and Events in the host, Job
-// status through our own API over loopback, never storage) and feeds what
-// happened back to decide. The watch side (watch.go, orphans.go, ttl.go,
+// Pods. The act side (act.go, pods.go, scheduling.go) builds that
+// snapshot, carries the decisions out through the clients (Pods, Events,
+// Workloads and PodGroups in the host, Job status through our own API over
+// loopback, never storage) and feeds what happened back to decide. The watch side (watch.go, orphans.go, ttl.go,
 // external.go) turns informer events into queue keys and keeps the memory
 // that lives between syncs: expectations, failure records, the Jobs being
 // finished.

@@ -46,9 +46,9 @@ func TestDecideWorkloads(t *testing.T) {
 		asked   bool
 	}{
 		"gate off: off, the host not asked, nothing said": {},
-		"gate on, served: on":                              {gateOn: true, serves: true, asked: true, want: true, line: "Workloads and PodGroups: on"},
-		"gate on, not served: off, said":                   {gateOn: true, asked: true, line: "Workloads and PodGroups: off, the host cluster does not serve scheduling.k8s.io/v1beta1 workloads and podgroups"},
-		"gate on, the host not answering: an error":        {gateOn: true, err: refused, asked: true, wantErr: refused},
+		"gate on, served: on":                             {gateOn: true, serves: true, asked: true, want: true, line: "Workloads and PodGroups: on"},
+		"gate on, not served: off, said":                  {gateOn: true, asked: true, line: "Workloads and PodGroups: off, the host cluster does not serve scheduling.k8s.io/v1beta1 workloads and podgroups"},
+		"gate on, the host not answering: an error":       {gateOn: true, err: refused, asked: true, wantErr: refused},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

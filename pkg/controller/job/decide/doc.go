@@ -27,5 +27,7 @@ limitations under the License.
 // successpolicy, backoff, perindex, deadline, suspend, replacement,
 // scaledown, creation, tracking (the finalizer protocol), indexes (the
 // index lists of the status) and ttl. job.go has the facts the event
-// handlers need as well.
+// handlers need as well. The scheduling objects of WorkloadWithJob are
+// decided apart, before the Pods, in three steps (workload, podgroup,
+// mincount; scheduling has the mode).
 package decide

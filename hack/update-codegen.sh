@@ -87,6 +87,7 @@ PROTO_APIMACHINERY_PKGS=(
 )
 PROTO_PKGS=(
     -k8s.io/api/core/v1
+    -k8s.io/api/scheduling/v1alpha3
     "${MODULE}/pkg/apis/batch/v1"
     "${MODULE}/pkg/apis/batch/v1beta1"
 )
@@ -126,7 +127,7 @@ go build -o "${GOBIN}/prerelease-lifecycle-gen" k8s.io/code-generator/cmd/prerel
 rm -f "${ROOT}/pkg/apis/batch/v1/zz_generated.model_name.go" "${ROOT}/pkg/apis/batch/v1beta1/zz_generated.model_name.go"
 # Packages of other modules are inputs only: openapi-gen must never write
 # their model-name files into the module cache.
-KUBE_CODEGEN_READONLY_PKGS+=(k8s.io/api/core/v1)
+KUBE_CODEGEN_READONLY_PKGS+=(k8s.io/api/core/v1 k8s.io/api/scheduling/v1alpha3)
 kube::codegen::gen_openapi \
     --boilerplate "${BOILERPLATE}" \
     --output-dir "${ROOT}/pkg/generated/openapi" \
@@ -135,6 +136,7 @@ kube::codegen::gen_openapi \
     --report-filename "${ROOT}/hack/api-rules-violations.list" \
     --update-report \
     --extra-pkgs k8s.io/api/core/v1 \
+    --extra-pkgs k8s.io/api/scheduling/v1alpha3 \
     --extra-pkgs k8s.io/apimachinery/pkg/util/intstr \
     "${ROOT}/pkg/apis"
 
@@ -144,7 +146,7 @@ kube::codegen::gen_client \
     --output-pkg "${MODULE}/pkg/generated" \
     --with-watch \
     --with-applyconfig \
-    --applyconfig-externals "k8s.io/api/core/v1.PodTemplateSpec:k8s.io/client-go/applyconfigurations/core/v1" \
+    --applyconfig-externals "k8s.io/api/core/v1.PodTemplateSpec:k8s.io/client-go/applyconfigurations/core/v1,k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupSchedulingPolicy:k8s.io/client-go/applyconfigurations/scheduling/v1alpha3,k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupSchedulingConstraints:k8s.io/client-go/applyconfigurations/scheduling/v1alpha3,k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupDisruptionMode:k8s.io/client-go/applyconfigurations/scheduling/v1alpha3,k8s.io/api/scheduling/v1alpha3.WorkloadPodGroupResourceClaim:k8s.io/client-go/applyconfigurations/scheduling/v1alpha3" \
     "${ROOT}/pkg/apis"
 
 # The Kueue integration is a module of its own (cmd/batch-kueue, at Kueue's

@@ -113,7 +113,7 @@ test-unit:
 test-integration:
 	$(GO_TEST) -count=1 -timeout 20m ./test/integration/...
 
-promtool: ## Build promtool (hack/tools/promtool, cached) into _output/bin.
+promtool: ## promtool into _output/bin (cached): from Debian's prometheus package where apt is, else built from hack/tools/promtool (PROMTOOL_FROM=debian|source).
 	bash hack/build-promtool.sh
 
 # promtool reads plain rule files: the PrometheusRule's spec, de-indented,

@@ -23,7 +23,9 @@
 # with the same Go caches, so that only our own packages compile when the
 # dependencies did not change. It prints the binary's path on its last
 # line. A binary already built for the pinned commit is reused; FORCE=1
-# rebuilds it.
+# rebuilds it. Runs of it take turns (flock on _output/upgrade/.lock), so
+# make test can start it in the background early and test-upgrade waits
+# for that build instead of starting a second one.
 
 set -euo pipefail
 
@@ -41,6 +43,13 @@ read -r VERSION COMMIT < <(grep -v -e '^#' -e '^[[:space:]]*$' hack/upgrade-from
 	die "hack/upgrade-from: '${COMMIT}' is not a full commit hash"
 git cat-file -e "${COMMIT}^{commit}" 2>/dev/null ||
 	die "commit ${COMMIT} (${VERSION}) is not in this clone's history (a shallow clone? run: git fetch --unshallow)"
+
+mkdir -p "${REPO_ROOT}/_output/upgrade"
+exec 9>"${REPO_ROOT}/_output/upgrade/.lock"
+if ! flock -n 9; then
+	log "another build of ${VERSION} is running: waiting for it"
+	flock 9
+fi
 
 OUT="${REPO_ROOT}/_output/upgrade/${VERSION}-${COMMIT:0:12}"
 BIN="${OUT}/batch-apiserver"

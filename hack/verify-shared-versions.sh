@@ -20,8 +20,9 @@
 # toolchain with the same flags; one differing golang.org/x/sys and every
 # package above it compiles twice, which is most of a cold make test.
 #
-# This fails when a module both build graphs use resolves to another version
-# in the tool module than in the main module, or when the toolchains differ,
+# This fails when a module both build graphs use resolves to an older
+# version in the tool module than in the main module (a newer one is what
+# the tool requires, and cannot be lowered), or when the toolchains differ,
 # and prints the go get that aligns it.
 
 set -euo pipefail
@@ -30,7 +31,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 export GOWORK=off
 
-TOOL_MODULES=(hack/tools hack/tools/etcd)
+TOOL_MODULES=(hack/tools hack/tools/etcd hack/tools/kwok)
 
 # module -> version of what the module graph selects, replacements resolved.
 selected() {
@@ -53,7 +54,12 @@ for m in "${TOOL_MODULES[@]}"; do
 	built="$(go list -C "${m}" -deps -f '{{with .Module}}{{.Path}}{{end}}' tool | sort -u)"
 	differ="$(join <(printf '%s\n' "${main_versions}") <(selected "${m}") |
 		awk '$2 != $3 && $2 != "" && $3 != ""' |
-		join - <(printf '%s\n' "${built}") || true)"
+		join - <(printf '%s\n' "${built}") |
+		while read -r mod main_v tool_v; do
+			# Only where the main module's version sorts last.
+			[[ "$(printf '%s\n%s\n' "${tool_v}" "${main_v}" | sort -V | tail -n1)" == "${main_v}" ]] &&
+				echo "${mod} ${main_v} ${tool_v}"
+		done || true)"
 	if [[ -n "${differ}" ]]; then
 		echo "${m}: modules at another version than in the main module (module main ${m}):" >&2
 		printf '  %s\n' "${differ}" >&2

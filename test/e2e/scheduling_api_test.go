@@ -29,10 +29,6 @@ import (
 	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
 )
 
-// schedulingAPIGates serve spec.scheduling in kube-apiserver and in
-// batch-apiserver alike.
-const schedulingAPIGates = "--feature-gates=GenericWorkload=true,WorkloadWithJob=true"
-
 // gangJobYAML is a batch/v1 Job with the given spec.scheduling lines
 // (indented under scheduling:) and parallelism.
 func gangJobYAML(name, parallelism string, scheduling ...string) string {
@@ -53,8 +49,8 @@ func TestSchedulingAPIParity(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	host, err := framework.StartClusterWith(ctx, bins, filepath.Join(t.TempDir(), "host"), framework.ClusterOptions{
-		KubeAPIServerArgs:  []string{schedulingAPIGates},
-		BatchAPIServerArgs: []string{schedulingAPIGates},
+		KubeAPIServerArgs:  []string{workloadGates},
+		BatchAPIServerArgs: []string{workloadGates},
 	})
 	if err != nil {
 		if host != nil {

@@ -32,7 +32,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -315,19 +314,15 @@ func TestGangPlacementSideBySide(t *testing.T) {
 			bound, all := s.bound("basic")
 			return bound == 1 && all == 2, fmt.Sprintf("%d of %d bound", bound, all)
 		})
-		var seen string
-		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, quietPeriod, true, func(context.Context) (bool, error) {
-			bound, all := s.bound("gang")
-			seen = fmt.Sprintf("%d of %d bound", bound, all)
-			return bound > 0, nil
+		// The barrier: the scheduler has tried the gang and refused it,
+		// each of its Pods says so (PodScheduled False). Only then does
+		// "none bound" mean something.
+		eventually(t, podsTimeout, s.ctl.name+": the scheduler's verdict on both of the gang's Pods", func() (bool, string) {
+			refused, all := s.unscheduled("gang")
+			return refused == 2 && all == 2, fmt.Sprintf("%d of %d with PodScheduled False", refused, all)
 		})
-		if err == nil {
-			t.Errorf("%s: a gang of 2 with room for 1: %s, want none", s.ctl.name, seen)
-		} else if !wait.Interrupted(err) {
-			t.Fatal(err)
-		}
-		if _, all := s.bound("gang"); all != 2 {
-			t.Errorf("%s: the gang has %d Pods, want 2", s.ctl.name, all)
+		if bound, all := s.bound("gang"); bound != 0 || all != 2 {
+			t.Errorf("%s: a gang of 2 with room for 1: %d of %d bound, want 0 of 2", s.ctl.name, bound, all)
 		}
 	}
 	for _, s := range sides {
@@ -354,6 +349,23 @@ func (s *schedulingSide) bound(job string) (bound, all int) {
 		}
 	}
 	return bound, len(pods)
+}
+
+// unscheduled counts the Pods of the side's Job name the scheduler has
+// refused to place (PodScheduled False), and all of them.
+func (s *schedulingSide) unscheduled(job string) (refused, all int) {
+	pods, err := framework.JobPods(s.ctx, s.client, s.jobs.Namespace, job)
+	if err != nil {
+		return -1, -1
+	}
+	for _, p := range pods {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+				refused++
+			}
+		}
+	}
+	return refused, len(pods)
 }
 
 // poolLabel puts a Node in a pool; a Job's Pods choose theirs.

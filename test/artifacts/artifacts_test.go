@@ -478,7 +478,7 @@ func TestServerPermissions(t *testing.T) {
 		perms([]string{"", "events.k8s.io"}, []string{"events"}, "create", "patch"),
 		perms([]string{apiGroup}, []string{"jobs/finalizers"}, "update"),
 		// Its Workloads and PodGroups (WorkloadWithJob).
-		perms([]string{"scheduling.k8s.io"}, []string{"workloads", "podgroups"}, "create", "list", "watch", "patch"),
+		perms([]string{"scheduling.k8s.io"}, []string{"workloads", "podgroups"}, "create", "list", "watch", "patch", "delete"),
 	)
 	if diff := cmp.Diff(wantCluster, expand(cr.Rules)); diff != "" {
 		t.Errorf("ClusterRole batch-apiserver permissions (-want +got):\n%s", diff)

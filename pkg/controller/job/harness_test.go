@@ -281,3 +281,39 @@ func (q *recordingQueue[T]) items() []queued[T] {
 }
 
 func (f *fixture) logger() klog.Logger { return klog.FromContext(f.ctx) }
+
+// runTerm runs a whole term of a second controller with cfg, on started
+// informers of the fixture's fake servers, until the test ends, and
+// returns the term's context. setup, if given, hands the controller more
+// informers of the host's factory before it starts.
+func (f *fixture) runTerm(t *testing.T, cfg Config, setup func(*Controller, informers.SharedInformerFactory) error) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithCancel(f.ctx)
+	hostFactory := informers.NewSharedInformerFactory(f.kube, 0)
+	jobFactory := jobinformers.NewSharedInformerFactory(f.jobs, 0)
+	c, err := newController(ctx, hostFactory.Core().V1().Pods(), jobFactory.Batch().V1().Jobs(), f.kube, f.jobs, cfg, f.clock)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if setup != nil {
+		if err := setup(c, hostFactory); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+	}
+	hostFactory.Start(ctx.Done())
+	jobFactory.Start(ctx.Done())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx, 1)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		hostFactory.Shutdown()
+		jobFactory.Shutdown()
+	})
+	return ctx
+}

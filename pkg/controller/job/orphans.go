@@ -38,8 +38,10 @@ import (
 // Pods of Jobs that are gone.
 
 // orphanKey names one Pod (name set) or the Pods a finished or deleted
-// Job's selector matches (selector set).
+// Job's selector matches (selector set); with resource set, the Workload
+// or PodGroup (resourceWorkloads, resourcePodGroups) of that name.
 type orphanKey struct {
+	resource  string
 	namespace string
 	name      string
 	selector  string
@@ -89,8 +91,12 @@ func (jm *Controller) sweepOrphans(logger klog.Logger) {
 	logger.V(2).Info("Swept pods of deleted jobs", "queued", queued)
 }
 
-// syncOrphans releases the Pods of key.
+// syncOrphans releases the Pods of key, or deletes its Workload or
+// PodGroup.
 func (jm *Controller) syncOrphans(ctx context.Context, key orphanKey) error {
+	if key.resource != "" {
+		return jm.deleteSchedulingOrphan(ctx, key)
+	}
 	if key.selector == "" {
 		pod, err := jm.podLister.Pods(key.namespace).Get(key.name)
 		if apierrors.IsNotFound(err) {

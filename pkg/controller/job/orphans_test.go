@@ -27,12 +27,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	batchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
-	jobinformers "github.com/batch-apiserver/batch-apiserver/pkg/generated/informers/externalversions"
 )
 
 func TestReleaseOrphan(t *testing.T) {
@@ -218,29 +216,9 @@ func TestRunReleasesPodsOfJobsDeletedWhileNobodyLed(t *testing.T) {
 			if err := jobs.Tracker().Add(live); err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(f.ctx)
-			podFactory := informers.NewSharedInformerFactory(kube, 0)
-			jobFactory := jobinformers.NewSharedInformerFactory(jobs, 0)
-			c, err := newController(ctx, podFactory.Core().V1().Pods(), jobFactory.Batch().V1().Jobs(), kube, jobs,
-				Config{Identity: "us", DeletePodsOfDeletedJobs: tc.standalone}, f.clock)
-			if err != nil {
-				t.Fatal(err)
-			}
-			podFactory.Start(ctx.Done())
-			jobFactory.Start(ctx.Done())
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				c.Run(ctx, 1)
-			}()
-			t.Cleanup(func() {
-				cancel()
-				<-done
-				podFactory.Shutdown()
-				jobFactory.Shutdown()
-			})
+			ctx := f.runTerm(t, Config{Identity: "us", DeletePodsOfDeletedJobs: tc.standalone}, nil)
 			var got []string
-			err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+			err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
 				got = podWrites(kube)
 				return cmp.Equal(tc.want, got), nil
 			})

@@ -72,7 +72,8 @@ type schedulingCaches struct {
 // when the gate is on and the host serves scheduling.k8s.io/v1beta1
 // Workloads and PodGroups, after NewController and before the informers
 // start; without it the controller makes none, and its Pods carry no
-// spec.schedulingGroup of its making.
+// spec.schedulingGroup of its making. With DeletePodsOfDeletedJobs it also
+// deletes those it made for Jobs that are gone.
 func (jm *Controller) ManageWorkloads(workloads schedulinginformers.WorkloadInformer, podGroups schedulinginformers.PodGroupInformer) error {
 	wi, pi := workloads.Informer(), podGroups.Informer()
 	if err := wi.AddIndexers(cache.Indexers{workloadByJobIndex: workloadJobKeys}); err != nil {
@@ -80,6 +81,17 @@ func (jm *Controller) ManageWorkloads(workloads schedulinginformers.WorkloadInfo
 	}
 	if err := pi.AddIndexers(cache.Indexers{podGroupByWorkloadNameIndex: podGroupWorkloadKeys}); err != nil {
 		return fmt.Errorf("adding the PodGroup index by Workload: %w", err)
+	}
+	if jm.cfg.DeletePodsOfDeletedJobs {
+		// Standalone mode: the orphan worker deletes them with their Job.
+		for resource, informer := range map[string]cache.SharedIndexInformer{resourceWorkloads: wi, resourcePodGroups: pi} {
+			if err := informer.AddIndexers(cache.Indexers{schedulingOwnerIndex: jm.schedulingOwnerKeys}); err != nil {
+				return fmt.Errorf("adding the %s index by owning Job: %w", resource, err)
+			}
+			if _, err := informer.AddEventHandler(jm.schedulingOrphanHandler(resource)); err != nil {
+				return fmt.Errorf("adding the %s event handler: %w", resource, err)
+			}
+		}
 	}
 	jm.scheduling = &schedulingCaches{workloads: workloads.Lister(), workloadIndexer: wi.GetIndexer(), podGroupIndexer: pi.GetIndexer()}
 	jm.cachesReady = append(jm.cachesReady, wi.HasSynced, pi.HasSynced)
@@ -216,8 +228,10 @@ func fallBack(ctx context.Context, job *batchv1.Job, why string, ambiguous bool)
 	klog.FromContext(ctx).V(2).Info(msg, "job", klog.KObj(job), "reason", why)
 }
 
-// createWorkload creates the Job's Workload and records the Event.
+// createWorkload creates the Job's Workload, labelled with this server's
+// identity, and records the Event.
 func (jm *Controller) createWorkload(ctx context.Context, job *batchv1.Job, wl *schedulingv1beta1.Workload) (*schedulingv1beta1.Workload, error) {
+	jm.withIdentity(wl)
 	created, err := jm.kubeClient.SchedulingV1beta1().Workloads(job.Namespace).Create(ctx, wl, metav1.CreateOptions{})
 	if err != nil {
 		// An AlreadyExists too: the cache is behind, the next sync (after
@@ -229,8 +243,10 @@ func (jm *Controller) createWorkload(ctx context.Context, job *batchv1.Job, wl *
 	return created, nil
 }
 
-// createPodGroup creates the Job's PodGroup and records the Event.
+// createPodGroup creates the Job's PodGroup, labelled with this server's
+// identity, and records the Event.
 func (jm *Controller) createPodGroup(ctx context.Context, job *batchv1.Job, pg *schedulingv1beta1.PodGroup) (*schedulingv1beta1.PodGroup, error) {
+	jm.withIdentity(pg)
 	created, err := jm.kubeClient.SchedulingV1beta1().PodGroups(job.Namespace).Create(ctx, pg, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("creating the PodGroup of job %s: %w", klog.KObj(job), err)

@@ -348,7 +348,8 @@ func (jm *Controller) onJobUpdate(logger klog.Logger, oldObj, newObj any) {
 }
 
 // onJobDelete forgets what the controller kept about a Job and sends its
-// remaining Pods to the orphan worker. obj may be a tombstone.
+// remaining Pods, and in standalone mode its Workloads and PodGroups, to
+// the orphan worker. obj may be a tombstone.
 func (jm *Controller) onJobDelete(logger klog.Logger, obj any) {
 	job, ok := jobFrom(obj)
 	if !ok {
@@ -369,6 +370,7 @@ func (jm *Controller) onJobDelete(logger klog.Logger, obj any) {
 	jm.nsTerminating.remove(job.UID)
 	jm.enqueueNow(logger, job, "job deleted")
 	jm.queueSelectorOrphans(job)
+	jm.queueSchedulingOrphans(job)
 }
 
 // why, in the log at level 4, tells which event queued the sync.

@@ -96,9 +96,10 @@ func (r *jobControllerRunner) manageWorkloads(ctx context.Context) bool {
 }
 
 // schedulingInformers returns the factory of the host's Workloads and
-// PodGroups, every one of them (they carry no server identity: the
-// controller tells its own by their owner references), after handing
-// them to jm.
+// PodGroups, every one of them: a delegated Job's PodGroup is made from
+// its owner's Workload, which is not ours. The controller tells its own by
+// their owner references, and, to delete those of deleted Jobs in
+// standalone mode, by the server identity label it gives them.
 func (r *jobControllerRunner) schedulingInformers(jm *jobcontroller.Controller) (informers.SharedInformerFactory, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(r.informerClient, informerResync, informers.WithTransform(dropManagedFields))
 	if err := jm.ManageWorkloads(f.Scheduling().V1beta1().Workloads(), f.Scheduling().V1beta1().PodGroups()); err != nil {

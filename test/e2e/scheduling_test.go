@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,6 +38,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	"github.com/batch-apiserver/batch-apiserver/pkg/apis/batch"
 	ourbatchv1 "github.com/batch-apiserver/batch-apiserver/pkg/apis/batch/v1"
 	"github.com/batch-apiserver/batch-apiserver/pkg/controller/job/decide"
 	"github.com/batch-apiserver/batch-apiserver/test/e2e/framework"
@@ -235,6 +237,15 @@ func compareSides(t *testing.T, sides []*schedulingSide, minCount int32) {
 	var got []objects
 	for _, s := range sides {
 		wl, pg := s.wl.DeepCopy(), s.pg.DeepCopy()
+		// Ours carry the server's identity, as its Pods do (a standalone
+		// server deletes only its own); kube-controller-manager's do not.
+		if s.ctl.api == framework.OurJobs {
+			for _, m := range []metav1.ObjectMeta{wl.ObjectMeta, pg.ObjectMeta} {
+				if m.Labels[batch.ServerIdentityLabel] == "" {
+					t.Errorf("%s: %s has no %s label", s.ctl.name, m.Name, batch.ServerIdentityLabel)
+				}
+			}
+		}
 		wl.ObjectMeta = comparableMeta(wl.ObjectMeta)
 		wl.Spec.ControllerRef.APIGroup = "<job group>"
 		pg.ObjectMeta = comparableMeta(pg.ObjectMeta)
@@ -246,9 +257,15 @@ func compareSides(t *testing.T, sides []*schedulingSide, minCount int32) {
 	}
 }
 
-// comparableMeta keeps of an object's metadata its owners, without what
-// names a side: UIDs, names, the Job's apiVersion.
+// comparableMeta keeps of an object's metadata its owners, labels,
+// annotations and finalizers, without what names a side: UIDs, names, the
+// Job's apiVersion, the server identity label.
 func comparableMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	labels := maps.Clone(m.Labels)
+	delete(labels, batch.ServerIdentityLabel)
+	if len(labels) == 0 {
+		labels = nil
+	}
 	owners := make([]metav1.OwnerReference, len(m.OwnerReferences))
 	for i, o := range m.OwnerReferences {
 		o.UID, o.Name = "", "<"+o.Kind+">"
@@ -257,7 +274,7 @@ func comparableMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 		}
 		owners[i] = o
 	}
-	return metav1.ObjectMeta{OwnerReferences: owners, Labels: m.Labels, Annotations: m.Annotations, Finalizers: m.Finalizers}
+	return metav1.ObjectMeta{OwnerReferences: owners, Labels: labels, Annotations: m.Annotations, Finalizers: m.Finalizers}
 }
 
 // gangJob is a Job of parallelism Pods that are placed together or not at
